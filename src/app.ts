@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Deps } from './deps.ts';
+import { acceptRequestId } from './http/client.ts';
+import { checkRegistry, OPERATIONS } from './operations/registry.ts';
+import type { Operation } from './operations/types.ts';
+import { registerOAuthDeviceFacade } from './surfaces/oauth-device.ts';
+import { buildOpenApi } from './surfaces/openapi.ts';
+import { renderReferencePage } from './surfaces/reference-page.ts';
+import { registerRestFallbacks, registerRestOperations } from './surfaces/rest.ts';
+import { registerWellKnown } from './surfaces/well-known.ts';
+import { renderHomePage } from './web/home.ts';
+
+export interface AppOptions {
+  /** Operations beyond the registry (tests add deprecated or failing ones). */
+  extraOperations?: Operation[];
+  /** false silences the log (tests); otherwise pino at the configured level. */
+  logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+}
+
+/** Builds the HTTP app from its dependencies. It never reads the environment and never listens. */
+export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
+  const operations = [...OPERATIONS, ...(options.extraOperations ?? [])];
+  checkRegistry(operations);
+  const loggerOption = options.logger ?? { level: deps.config.logLevel };
+  const app = Fastify({
+    logger:
+      loggerOption === false
+        ? false
+        : {
+            level: typeof loggerOption === 'object' ? loggerOption.level : deps.config.logLevel,
+            stream: typeof loggerOption === 'object' ? loggerOption.stream : undefined,
+            // Only method and path: query strings carry device codes and research text, headers carry tokens.
+            serializers: {
+              req: (request) => ({ method: request.method, path: request.url.split('?')[0], id: request.id }),
+            },
+          },
+    trustProxy: deps.config.trustProxy,
+    requestIdHeader: false,
+    genReqId: (request) => acceptRequestId(request.headers['x-request-id']) ?? randomUUID(),
+    bodyLimit: deps.config.defaultBodyLimit,
+    return503OnClosing: true,
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+  });
+
+  registerRestOperations(app, deps, operations);
+  registerRestFallbacks(app, deps);
+  registerOAuthDeviceFacade(app, deps);
+  registerWellKnown(app, deps, operations);
+
+  const openapi = buildOpenApi(deps, operations);
+  const reference = renderReferencePage(openapi);
+  app.get('/openapi.json', async () => openapi);
+  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(reference));
+  app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderHomePage(deps)));
+  app.get('/healthz', async () => ({ ok: true }));
+  return app;
+}

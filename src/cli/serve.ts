@@ -1,0 +1,32 @@
+import { buildApp } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { createDeps } from '../deps.ts';
+import { counters } from '../http/rate-limit.ts';
+
+export async function serve(options: { seed: boolean }): Promise<void> {
+  const config = loadConfig(process.env, options.seed ? {} : { seedDemo: false });
+  const deps = await createDeps(config);
+  const app = await buildApp(deps);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  if (deps.seeded) app.log.info('seeded the demo community into the new database');
+  process.stdout.write(
+    `agent-commons listening on http://${config.host}:${port} (public URL ${config.publicUrl}; database ${deps.database.engine} ${deps.database.location})\n`,
+  );
+  // Expired rate counters are dead weight; sweep them now and then.
+  const sweeper = setInterval(() => {
+    counters
+      .sweep(deps.db, deps.clock.now())
+      .catch((error) => app.log.warn({ err: error }, 'counter sweep failed'));
+  }, 60_000);
+  sweeper.unref();
+  const stop = async () => {
+    clearInterval(sweeper);
+    await app.close();
+    await deps.database.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,0 +1,30 @@
+/** Time source injected everywhere a window, an expiry or a timestamp is computed. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  constructor(private current = Date.UTC(2026, 6, 16, 12, 0, 0)) {}
+  now(): number {
+    return this.current;
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+  set(ms: number): void {
+    this.current = ms;
+  }
+}
+
+export const MS = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+
+export function utcDayStart(ms: number): number {
+  return ms - (ms % MS.day);
+}
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

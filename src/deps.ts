@@ -1,0 +1,50 @@
+import type { Clock } from './clock.ts';
+import { systemClock } from './clock.ts';
+import type { Config } from './config.ts';
+import { loadTierLadder, type TierLadder } from './domain/auth/tiers.ts';
+import { seedDemoCommunity } from './domain/demo/seed.ts';
+import { type Database, openDatabase } from './storage/database.ts';
+import { isFreshDatabase, migrateToLatest } from './storage/migrations.ts';
+import type { Db } from './storage/schema.ts';
+
+/** Everything the service needs from the outside world, built once (the composition root). */
+export interface Deps {
+  config: Config;
+  database: Database;
+  db: Db;
+  clock: Clock;
+  tiers: TierLadder;
+}
+
+export interface DepsOptions {
+  clock?: Clock;
+  tiers?: TierLadder;
+  /** Skip migrations (the CLI `migrate` command runs them itself). */
+  skipMigrations?: boolean;
+}
+
+export async function createDeps(
+  config: Config,
+  options: DepsOptions = {},
+): Promise<Deps & { seeded: boolean }> {
+  const database = openDatabase(config.databaseUrl);
+  const deps: Deps = {
+    config,
+    database,
+    db: database.db,
+    clock: options.clock ?? systemClock,
+    tiers: options.tiers ?? loadTierLadder(config.tiersFile),
+  };
+  let seeded = false;
+  try {
+    if (!options.skipMigrations) await migrateToLatest(database.db);
+    if (config.seedDemo && !options.skipMigrations && (await isFreshDatabase(database.db))) {
+      await seedDemoCommunity(deps);
+      seeded = true;
+    }
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return { ...deps, seeded };
+}

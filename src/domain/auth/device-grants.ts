@@ -1,0 +1,240 @@
+import { MS } from '../../clock.ts';
+import type { Deps } from '../../deps.ts';
+import { newDeviceCode, newUserCode, normalizeUserCode, randomId, sha256 } from '../../secrets.ts';
+import type { DeviceGrantsTable } from '../../storage/schema.ts';
+import { getMember } from '../members/members.ts';
+import { mintToken } from './tokens.ts';
+
+export const GRANT_LIFETIME_S = 900;
+export const POLL_INTERVAL_S = 5;
+/** Polls closer together than the interval by more than this are too fast (clock jitter is forgiven). */
+const POLL_JITTER_MS = 500;
+const SLOW_DOWN_STEP_S = 5;
+const MAX_INTERVAL_S = 60;
+
+export interface StartGrant {
+  scopes: string[];
+  clientName?: string;
+  sandbox: boolean;
+  ip: string;
+  userAgent?: string;
+}
+
+export interface StartedGrant {
+  deviceCode: string;
+  userCode: string;
+  expiresIn: number;
+  interval: number;
+}
+
+export async function startGrant(deps: Deps, request: StartGrant): Promise<StartedGrant> {
+  const now = deps.clock.now();
+  const deviceCode = newDeviceCode();
+  // A user code collision with a live grant is vanishingly rare; retry rather than fail.
+  for (let attempt = 0; ; attempt++) {
+    const userCode = newUserCode();
+    try {
+      await deps.db
+        .insertInto('device_grants')
+        .values({
+          id: randomId('grt', 8),
+          device_code_hash: sha256(deviceCode),
+          user_code_hash: sha256(userCode),
+          scopes: JSON.stringify([...new Set(request.scopes)]),
+          client_name: request.clientName ?? null,
+          sandbox: request.sandbox ? 1 : 0,
+          status: 'pending',
+          created_at: now,
+          expires_at: now + GRANT_LIFETIME_S * MS.second,
+          interval_s: POLL_INTERVAL_S,
+          last_poll_at: null,
+          member_id: null,
+          granted_scopes: null,
+          denied_scopes: null,
+          decided_at: null,
+          reason: null,
+          token_id: null,
+          ip: request.ip,
+          user_agent: request.userAgent?.slice(0, 300) ?? null,
+        })
+        .execute();
+      return { deviceCode, userCode, expiresIn: GRANT_LIFETIME_S, interval: POLL_INTERVAL_S };
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      await deps.db
+        .deleteFrom('device_grants')
+        .where('user_code_hash', '=', sha256(userCode))
+        .where('expires_at', '<', now)
+        .execute();
+    }
+  }
+}
+
+export type PollOutcome =
+  | { kind: 'pending'; interval: number; expiresIn: number }
+  | { kind: 'slow_down'; interval: number }
+  | {
+      kind: 'completed';
+      token: string;
+      grant: DeviceGrantsTable;
+      granted: string[];
+      denied: string[];
+      tier: string;
+      memberName: string;
+    }
+  | { kind: 'cancelled'; reason: string }
+  | { kind: 'gone'; why: 'consumed' | 'expired' }
+  | { kind: 'unknown' };
+
+/** One poll; delivery of the token (or of the denial) happens exactly once, atomically. */
+export async function pollGrant(deps: Deps, deviceCode: string): Promise<PollOutcome> {
+  const now = deps.clock.now();
+  const grant = await deps.db
+    .selectFrom('device_grants')
+    .selectAll()
+    .where('device_code_hash', '=', sha256(deviceCode))
+    .executeTakeFirst();
+  if (!grant) return { kind: 'unknown' };
+  if (grant.status === 'consumed') return { kind: 'gone', why: 'consumed' };
+  if (grant.status === 'expired') return { kind: 'gone', why: 'expired' };
+  if (grant.status === 'pending') {
+    if (now >= Number(grant.expires_at)) {
+      await deps.db
+        .updateTable('device_grants')
+        .set({ status: 'expired' })
+        .where('id', '=', grant.id)
+        .where('status', '=', 'pending')
+        .execute();
+      return { kind: 'gone', why: 'expired' };
+    }
+    const last = grant.last_poll_at === null ? null : Number(grant.last_poll_at);
+    // The first poll is never throttled; the gap is measured against the fixed base interval so a
+    // client that adopts the new interval is not punished again.
+    if (last !== null && now - last < POLL_INTERVAL_S * MS.second - POLL_JITTER_MS) {
+      const interval = Math.min(MAX_INTERVAL_S, grant.interval_s + SLOW_DOWN_STEP_S);
+      await deps.db
+        .updateTable('device_grants')
+        .set({ interval_s: interval })
+        .where('id', '=', grant.id)
+        .execute();
+      return { kind: 'slow_down', interval };
+    }
+    await deps.db
+      .updateTable('device_grants')
+      .set({ last_poll_at: now })
+      .where('id', '=', grant.id)
+      .execute();
+    return {
+      kind: 'pending',
+      interval: grant.interval_s,
+      expiresIn: Math.ceil((Number(grant.expires_at) - now) / MS.second),
+    };
+  }
+  if (grant.status === 'denied') {
+    const claimed = await deps.db
+      .updateTable('device_grants')
+      .set({ status: 'consumed' })
+      .where('id', '=', grant.id)
+      .where('status', '=', 'denied')
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) === 0) return { kind: 'gone', why: 'consumed' };
+    return { kind: 'cancelled', reason: grant.reason ?? 'The member declined the request.' };
+  }
+  return deliver(deps, grant);
+}
+
+async function deliver(deps: Deps, grant: DeviceGrantsTable): Promise<PollOutcome> {
+  return deps.db.transaction().execute(async (trx) => {
+    const claimed = await trx
+      .updateTable('device_grants')
+      .set({ status: 'consumed' })
+      .where('id', '=', grant.id)
+      .where('status', '=', 'approved')
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) === 0) return { kind: 'gone', why: 'consumed' } as const;
+    const member = await getMember(trx, grant.member_id!);
+    if (!member) return { kind: 'gone', why: 'consumed' } as const;
+    // The tier may have changed since approval: grant only what it still allows.
+    const approved = JSON.parse(grant.granted_scopes ?? '[]') as string[];
+    const { granted, denied: nowDenied } = deps.tiers.split(member.tier, approved);
+    const denied = [...(JSON.parse(grant.denied_scopes ?? '[]') as string[]), ...nowDenied];
+    const minted = await mintToken(trx, deps.clock, deps.tiers, member, {
+      scopes: granted,
+      sandbox: grant.sandbox === 1,
+      name: grant.client_name ?? 'device-flow agent',
+      source: 'device',
+    });
+    await trx
+      .updateTable('device_grants')
+      .set({ token_id: minted.row.id })
+      .where('id', '=', grant.id)
+      .execute();
+    return {
+      kind: 'completed',
+      token: minted.plaintext,
+      grant,
+      granted,
+      denied,
+      tier: member.tier,
+      memberName: member.name,
+    } as const;
+  });
+}
+
+export type DecisionResult =
+  | { ok: true; grant: DeviceGrantsTable; granted: string[]; denied: string[] }
+  | { ok: false; reason: 'unknown' | 'expired' | 'decided' | 'no_member' };
+
+export async function findPendingGrant(deps: Deps, userCode: string): Promise<DeviceGrantsTable | undefined> {
+  return deps.db
+    .selectFrom('device_grants')
+    .selectAll()
+    .where('user_code_hash', '=', sha256(normalizeUserCode(userCode)))
+    .executeTakeFirst();
+}
+
+/** The human's yes: scopes above the member's tier are split off into denied_scopes. */
+export async function approveGrant(deps: Deps, userCode: string, memberId: string): Promise<DecisionResult> {
+  return decide(deps, userCode, memberId, 'approved');
+}
+
+export async function denyGrant(
+  deps: Deps,
+  userCode: string,
+  memberId: string,
+  reason?: string,
+): Promise<DecisionResult> {
+  return decide(deps, userCode, memberId, 'denied', reason);
+}
+
+async function decide(
+  deps: Deps,
+  userCode: string,
+  memberId: string,
+  status: 'approved' | 'denied',
+  reason?: string,
+): Promise<DecisionResult> {
+  const now = deps.clock.now();
+  const grant = await findPendingGrant(deps, userCode);
+  if (!grant) return { ok: false, reason: 'unknown' };
+  if (grant.status !== 'pending') return { ok: false, reason: 'decided' };
+  if (now >= Number(grant.expires_at)) return { ok: false, reason: 'expired' };
+  const member = await getMember(deps.db, memberId);
+  if (!member) return { ok: false, reason: 'no_member' };
+  const { granted, denied } = deps.tiers.split(member.tier, JSON.parse(grant.scopes) as string[]);
+  const updated = await deps.db
+    .updateTable('device_grants')
+    .set({
+      status,
+      member_id: member.id,
+      granted_scopes: JSON.stringify(granted),
+      denied_scopes: JSON.stringify(denied),
+      decided_at: now,
+      reason: status === 'denied' ? (reason ?? 'The member declined the request.') : null,
+    })
+    .where('id', '=', grant.id)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 0) return { ok: false, reason: 'decided' };
+  return { ok: true, grant, granted, denied };
+}

@@ -1,0 +1,57 @@
+import type { Clock } from '../../clock.ts';
+import { MS } from '../../clock.ts';
+import { randomId, sha256 } from '../../secrets.ts';
+import type { Executor } from '../../storage/schema.ts';
+import type { MemberRef } from './principal.ts';
+
+export const SESSION_COOKIE = '__session';
+export const SESSION_TTL_MS = 14 * MS.day;
+
+/** Creates a browser session; the cookie value is returned once and only its hash is stored. */
+export async function createSession(db: Executor, clock: Clock, memberId: string): Promise<string> {
+  const id = randomId('ses', 32);
+  const now = clock.now();
+  await db
+    .insertInto('sessions')
+    .values({
+      id_hash: sha256(id),
+      member_id: memberId,
+      created_at: now,
+      expires_at: now + SESSION_TTL_MS,
+      revoked_at: null,
+    })
+    .execute();
+  return id;
+}
+
+export async function verifySession(
+  db: Executor,
+  sessionId: string,
+  now: number,
+): Promise<{ member: MemberRef; sessionHash: string } | undefined> {
+  if (sessionId.length > 200) return undefined;
+  const hash = sha256(sessionId);
+  const row = await db
+    .selectFrom('sessions')
+    .innerJoin('members', 'members.id', 'sessions.member_id')
+    .select([
+      'members.id',
+      'members.name',
+      'members.email',
+      'members.tier',
+      'sessions.expires_at',
+      'sessions.revoked_at',
+    ])
+    .where('sessions.id_hash', '=', hash)
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null || Number(row.expires_at) <= now) return undefined;
+  return { member: { id: row.id, name: row.name, email: row.email, tier: row.tier }, sessionHash: hash };
+}
+
+export async function revokeSession(db: Executor, clock: Clock, sessionId: string): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ revoked_at: clock.now() })
+    .where('id_hash', '=', sha256(sessionId))
+    .execute();
+}

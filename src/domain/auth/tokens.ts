@@ -1,0 +1,133 @@
+import type { Clock } from '../../clock.ts';
+import { MS } from '../../clock.ts';
+import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix } from '../../secrets.ts';
+import type { Executor, TokensTable } from '../../storage/schema.ts';
+import type { MemberRef, TokenRef } from './principal.ts';
+import { isScope, type Scope } from './scopes.ts';
+import type { TierLadder } from './tiers.ts';
+
+export type TokenSource = 'device' | 'console' | 'cli';
+
+export interface MintRequest {
+  memberId: string;
+  scopes: readonly string[];
+  sandbox: boolean;
+  name: string;
+  source: TokenSource;
+}
+
+export interface MintedToken {
+  /** Shown once; only its SHA-256 is stored. */
+  plaintext: string;
+  row: TokensTable;
+}
+
+/** Scopes above the member's tier; minting refuses them rather than quietly dropping them. */
+export class DeniedScopesError extends Error {
+  constructor(
+    readonly denied: string[],
+    readonly tier: string,
+  ) {
+    super(`scopes not granted by tier ${tier}: ${denied.join(', ')}`);
+  }
+}
+
+export async function mintToken(
+  db: Executor,
+  clock: Clock,
+  tiers: TierLadder,
+  member: { id: string; tier: string },
+  request: Omit<MintRequest, 'memberId'>,
+): Promise<MintedToken> {
+  const { granted, denied } = tiers.split(member.tier, request.scopes);
+  if (denied.length) throw new DeniedScopesError(denied, member.tier);
+  const plaintext = newAgentToken();
+  const row: TokensTable = {
+    id: randomId('tok', 8),
+    member_id: member.id,
+    hash: sha256(plaintext),
+    prefix: tokenDisplayPrefix(plaintext),
+    name: request.name,
+    scopes: JSON.stringify([...new Set(granted)]),
+    sandbox: request.sandbox ? 1 : 0,
+    source: request.source,
+    created_at: clock.now(),
+    last_used_at: null,
+    revoked_at: null,
+  };
+  await db.insertInto('tokens').values(row).execute();
+  return { plaintext, row };
+}
+
+export type TokenLookup =
+  | { ok: true; token: TokenRef; member: MemberRef }
+  | { ok: false; reason: 'malformed' | 'unknown' }
+  | { ok: false; reason: 'revoked'; tokenId: string; prefix: string };
+
+/** One indexed read by hash; the plaintext never touches the database or the log. */
+export async function verifyToken(db: Executor, presented: string): Promise<TokenLookup> {
+  if (!isWellFormedToken(presented)) return { ok: false, reason: 'malformed' };
+  const row = await db
+    .selectFrom('tokens')
+    .innerJoin('members', 'members.id', 'tokens.member_id')
+    .select([
+      'tokens.id as token_id',
+      'tokens.prefix',
+      'tokens.scopes',
+      'tokens.sandbox',
+      'tokens.created_at',
+      'tokens.last_used_at',
+      'tokens.revoked_at',
+      'members.id as member_id',
+      'members.name',
+      'members.email',
+      'members.tier',
+    ])
+    .where('tokens.hash', '=', sha256(presented))
+    .executeTakeFirst();
+  if (!row) return { ok: false, reason: 'unknown' };
+  if (row.revoked_at !== null)
+    return { ok: false, reason: 'revoked', tokenId: row.token_id, prefix: row.prefix };
+  return {
+    ok: true,
+    token: {
+      id: row.token_id,
+      prefix: row.prefix,
+      scopes: (JSON.parse(row.scopes) as string[]).filter(isScope) as Scope[],
+      sandbox: row.sandbox === 1,
+      createdAt: Number(row.created_at),
+      lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+    },
+    member: { id: row.member_id, name: row.name, email: row.email, tier: row.tier },
+  };
+}
+
+/** Recorded at most once a minute per token, so reads do not each cost a write. */
+export async function touchToken(db: Executor, token: TokenRef, now: number): Promise<void> {
+  if (token.lastUsedAt !== null && now - token.lastUsedAt < MS.minute) return;
+  await db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', token.id).execute();
+}
+
+/** Idempotent: revoking twice reports the first revocation. */
+export async function revokeToken(
+  db: Executor,
+  clock: Clock,
+  tokenId: string,
+): Promise<{ prefix: string; alreadyRevoked: boolean } | undefined> {
+  const now = clock.now();
+  const updated = await db
+    .updateTable('tokens')
+    .set({ revoked_at: now })
+    .where('id', '=', tokenId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  const row = await db.selectFrom('tokens').select('prefix').where('id', '=', tokenId).executeTakeFirst();
+  if (!row) return undefined;
+  return { prefix: row.prefix, alreadyRevoked: Number(updated.numUpdatedRows) === 0 };
+}
+
+export async function listTokens(db: Executor, memberId?: string): Promise<TokensTable[]> {
+  let query = db.selectFrom('tokens').selectAll().orderBy('created_at', 'desc');
+  if (memberId) query = query.where('member_id', '=', memberId);
+  return query.execute();
+}

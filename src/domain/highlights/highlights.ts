@@ -1,0 +1,164 @@
+import { MS, utcDayStart } from '../../clock.ts';
+import type { Deps } from '../../deps.ts';
+import { ApiError } from '../../http/errors.ts';
+import {
+  counterKey,
+  counters,
+  outcomeFor,
+  type PolicyOutcome,
+  type RatePolicy,
+} from '../../http/rate-limit.ts';
+import type { HighlightsTable } from '../../storage/schema.ts';
+
+/** How long a story waits for a moderator before it leaves the queue unreviewed. */
+export const PENDING_TTL_MS = 7 * MS.day;
+
+export function highlightQuota(deps: Deps): RatePolicy {
+  return { name: 'highlights', limit: deps.config.limits.highlightsPerDay, window: 'utc_day', per: 'token' };
+}
+
+export interface Submission {
+  story: Record<string, unknown> & { id: string };
+  memberId: string;
+  tokenId: string;
+}
+
+export interface SubmitResult {
+  id: string;
+  expiresAt: number;
+  refreshed: boolean;
+  rate: PolicyOutcome;
+}
+
+/**
+ * Files a story for moderation. A pending story with the same id is refreshed without spending the
+ * daily quota; a new one spends it, atomically with the insert.
+ */
+export async function submitHighlight(deps: Deps, submission: Submission): Promise<SubmitResult> {
+  const now = deps.clock.now();
+  const policy = highlightQuota(deps);
+  const quotaKey = counterKey(policy, submission.tokenId, now);
+  const quotaEnds = utcDayStart(now) + MS.day;
+  const story = JSON.stringify(submission.story);
+  const expiresAt = now + PENDING_TTL_MS;
+  return deps.db.transaction().execute(async (trx) => {
+    const existing = await trx
+      .selectFrom('highlights')
+      .select(['member_id', 'status', 'expires_at'])
+      .where('id', '=', submission.story.id)
+      .executeTakeFirst();
+    if (existing && existing.member_id !== submission.memberId) {
+      throw new ApiError(409, 'story_id_taken', 'conflict', {
+        message: 'Another member already submitted a story with this id; use a slug of your own.',
+      });
+    }
+    const live = existing?.status === 'pending' && Number(existing.expires_at) > now;
+    if (existing && !live && existing.status !== 'pending') {
+      throw new ApiError(409, 'already_moderated', 'conflict', {
+        message: 'This story was already moderated; submit it under a new id.',
+      });
+    }
+    if (live) {
+      await trx
+        .updateTable('highlights')
+        .set({ story, token_id: submission.tokenId, updated_at: now, expires_at: expiresAt })
+        .where('id', '=', submission.story.id)
+        .execute();
+      const count = await counters.peek(trx, quotaKey);
+      return { id: submission.story.id, expiresAt, refreshed: true, rate: outcomeFor(policy, count, now) };
+    }
+    const count = await counters.take(trx, quotaKey, policy.limit, quotaEnds);
+    if (count === undefined) {
+      const outcome = outcomeFor(policy, policy.limit + 1, now);
+      throw new ApiError(429, 'rate_limited', 'rate_limit', {
+        message: `At most ${policy.limit} new highlights per token per UTC day; resubmitting a pending id is free. Back off to the next UTC day.`,
+        rate: { current: policy.limit, remaining: 0, limit: policy.limit },
+        retryAfterSeconds: outcome.resetSeconds,
+        extra: {
+          limit: policy.limit,
+          window: 'utc_day',
+          policy: policy.name,
+          violated_policies: [policy.name],
+        },
+      });
+    }
+    const row: HighlightsTable = {
+      id: submission.story.id,
+      member_id: submission.memberId,
+      token_id: submission.tokenId,
+      story,
+      status: 'pending',
+      submitted_at: now,
+      updated_at: now,
+      expires_at: expiresAt,
+      decided_at: null,
+      decided_by: null,
+    };
+    if (existing) {
+      // An expired, never-moderated story comes back as a new submission under the same id.
+      await trx.updateTable('highlights').set(row).where('id', '=', row.id).execute();
+    } else {
+      await trx.insertInto('highlights').values(row).execute();
+    }
+    return { id: row.id, expiresAt, refreshed: false, rate: outcomeFor(policy, count, now) };
+  });
+}
+
+/** pending while in the queue; gone once approved, rejected or expired (the poll cannot tell which). */
+export async function highlightStatus(
+  deps: Deps,
+  memberId: string,
+  id: string,
+): Promise<'pending' | 'gone' | undefined> {
+  const row = await deps.db
+    .selectFrom('highlights')
+    .select(['status', 'expires_at', 'member_id'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row || row.member_id !== memberId) return undefined;
+  return row.status === 'pending' && Number(row.expires_at) > deps.clock.now() ? 'pending' : 'gone';
+}
+
+export async function countPending(deps: Deps, memberId: string): Promise<number> {
+  const row = await deps.db
+    .selectFrom('highlights')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('member_id', '=', memberId)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', deps.clock.now())
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function listHighlights(deps: Deps, status?: string): Promise<HighlightsTable[]> {
+  let query = deps.db.selectFrom('highlights').selectAll().orderBy('submitted_at', 'desc');
+  if (status) query = query.where('status', '=', status);
+  return query.execute();
+}
+
+export type Decision = 'approve' | 'reject';
+
+/** Moves a pending story out of the queue: approved stories become active. */
+export async function decideHighlight(
+  deps: Deps,
+  id: string,
+  decision: Decision,
+  decidedBy: string,
+): Promise<'done' | 'not_pending' | 'unknown'> {
+  const now = deps.clock.now();
+  const result = await deps.db
+    .updateTable('highlights')
+    .set({
+      status: decision === 'approve' ? 'active' : 'rejected',
+      decided_at: now,
+      decided_by: decidedBy,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 1) return 'done';
+  const exists = await deps.db.selectFrom('highlights').select('id').where('id', '=', id).executeTakeFirst();
+  return exists ? 'not_pending' : 'unknown';
+}

@@ -1,0 +1,55 @@
+import type { Deps } from '../deps.ts';
+import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
+import { verifySession } from '../domain/auth/sessions.ts';
+import { touchToken, verifyToken } from '../domain/auth/tokens.ts';
+import type { CallRequest } from '../operations/types.ts';
+import { type ApiError, errors } from './errors.ts';
+
+export type Authentication = {
+  principal: Principal;
+  problem?: ApiError;
+  revoked?: { id: string; prefix: string };
+};
+
+const BEARER = /^Bearer[ ]+(\S*)\s*$/i;
+
+/**
+ * Reads the credential once and passes the principal down; nothing later verifies it again.
+ * A presented but refused bearer is reported as `problem`, and the operation decides what it means.
+ */
+export async function authenticate(deps: Deps, request: CallRequest, now: number): Promise<Authentication> {
+  if (request.authorization !== undefined) {
+    const match = BEARER.exec(request.authorization);
+    if (!match || match[1] === '') {
+      return {
+        principal: ANONYMOUS,
+        problem: errors.unauthorized(
+          'invalid_authorization',
+          'Send the token as "Authorization: Bearer agt_…".',
+        ),
+      };
+    }
+    const lookup = await verifyToken(deps.db, match[1]);
+    if (!lookup.ok) {
+      const message = {
+        malformed: 'The bearer is not an agent token (agt_ followed by 43 base64url characters).',
+        unknown: 'The bearer token is not recognized.',
+        revoked: 'The bearer token has been revoked.',
+      }[lookup.reason];
+      const code = lookup.reason === 'revoked' ? 'token_revoked' : 'invalid_token';
+      const revoked = lookup.reason === 'revoked' ? { id: lookup.tokenId, prefix: lookup.prefix } : undefined;
+      return { principal: ANONYMOUS, problem: errors.unauthorized(code, message), revoked };
+    }
+    await touchToken(deps.db, lookup.token, now);
+    return { principal: { kind: 'bearer', member: lookup.member, token: lookup.token } };
+  }
+  if (request.sessionId) {
+    const session = await verifySession(deps.db, request.sessionId, now);
+    if (session) return { principal: { kind: 'session', ...session } };
+    return {
+      principal: ANONYMOUS,
+      problem: errors.unauthorized('session_expired', 'The browser session has expired; sign in again.'),
+    };
+  }
+  return { principal: ANONYMOUS };
+}

@@ -1,0 +1,87 @@
+import type { RateInfo } from './rate-limit.ts';
+
+/** The closed set of machine-readable failure classes (spec 2.2 error_kind). */
+export const ERROR_KINDS = [
+  'validation',
+  'invalid_json',
+  'unsupported_media_type',
+  'payload_too_large',
+  'unauthorized',
+  'forbidden',
+  'insufficient_scope',
+  'tier',
+  'not_found',
+  'conflict',
+  'gone',
+  'rate_limit',
+  'slow_down',
+  'idempotency_conflict',
+  'idempotency_in_flight',
+  'sandbox',
+  'signature',
+  'internal',
+] as const;
+
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
+export interface ErrorOptions {
+  message?: string;
+  /** Extra context keys merged into the body (limit, example, denied_scopes, …). */
+  extra?: Record<string, unknown>;
+  /** Rejected by the bearer/session gate: the body carries ok:false (spec 5.11). */
+  authGate?: boolean;
+  headers?: Record<string, string>;
+  rate?: RateInfo;
+  retryAfterSeconds?: number;
+}
+
+/** Every failure an operation reports travels as an ApiError and is rendered once per surface. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly kind: ErrorKind,
+    readonly options: ErrorOptions = {},
+  ) {
+    super(options.message ?? code);
+  }
+
+  /** The spec's Error shape (2.2). */
+  body(requestId?: string): Record<string, unknown> {
+    const body: Record<string, unknown> = { error: this.code, error_kind: this.kind };
+    if (this.options.authGate) body.ok = false;
+    if (this.options.message) body.message = this.options.message;
+    if (this.options.rate) body.rate = this.options.rate;
+    if (this.options.retryAfterSeconds !== undefined)
+      body.retry_after_seconds = this.options.retryAfterSeconds;
+    Object.assign(body, this.options.extra);
+    if (requestId) body.request_id = requestId;
+    return body;
+  }
+
+  headers(): Record<string, string> {
+    const headers = { ...this.options.headers };
+    if (this.options.retryAfterSeconds !== undefined)
+      headers['retry-after'] = String(this.options.retryAfterSeconds);
+    return headers;
+  }
+}
+
+export const errors = {
+  validation: (message: string, extra?: Record<string, unknown>) =>
+    new ApiError(400, 'validation_failed', 'validation', { message, extra }),
+  invalidJson: (message = 'The request body is not valid JSON.') =>
+    new ApiError(400, 'invalid_json', 'invalid_json', { message }),
+  notFound: (code: string, message: string) => new ApiError(404, code, 'not_found', { message }),
+  conflict: (code: string, message: string, extra?: Record<string, unknown>) =>
+    new ApiError(409, code, 'conflict', { message, extra }),
+  gone: (code: string, message: string) => new ApiError(410, code, 'gone', { message }),
+  unauthorized: (code: string, message: string) =>
+    new ApiError(401, code, 'unauthorized', { message, authGate: true }),
+  /** A 5xx never says what went wrong inside; the request id ties it to the log line. */
+  internal: (detail?: string) =>
+    new ApiError(500, 'internal_error', 'internal', {
+      message: 'The server failed to handle this request.',
+      extra: detail ? { detail } : undefined,
+    }),
+};

@@ -1,0 +1,136 @@
+import { MS } from '../clock.ts';
+import { sha256 } from '../secrets.ts';
+import type { Executor } from '../storage/schema.ts';
+import { ApiError } from './errors.ts';
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * MS.hour;
+/** A claim still in flight after this long belongs to a request that died; a retry may take it over. */
+const ABANDONED_AFTER_MS = 60 * MS.second;
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
+/** Accepts a bare key or an RFC 9651 sf-string ("…"), as the idempotency-key draft defines it. */
+export function parseIdempotencyKey(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let key = raw.trim();
+  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1);
+  if (!KEY_SHAPE.test(key)) {
+    throw new ApiError(400, 'invalid_idempotency_key', 'validation', {
+      message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+    });
+  }
+  return key;
+}
+
+/** Key order must not change the fingerprint of the same body. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export type Claim = { kind: 'owner'; keyHash: string } | { kind: 'replay'; response: StoredResponse };
+
+/** Claims (principal, method, path, key) before the side effect; a second caller replays or is refused. */
+export async function claimIdempotencyKey(
+  db: Executor,
+  scope: { principal: string; method: string; path: string; key: string },
+  input: unknown,
+  now: number,
+): Promise<Claim> {
+  const keyHash = sha256(`${scope.principal}\n${scope.method}\n${scope.path}\n${scope.key}`);
+  const fingerprint = sha256(canonical(input));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const inserted = await db
+      .insertInto('idempotency')
+      .values({
+        key_hash: keyHash,
+        fingerprint,
+        state: 'in_flight',
+        status: null,
+        headers: null,
+        body: null,
+        created_at: now,
+        expires_at: now + IDEMPOTENCY_WINDOW_MS,
+      })
+      .onConflict((oc) => oc.column('key_hash').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'owner', keyHash };
+
+    const row = await db
+      .selectFrom('idempotency')
+      .selectAll()
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+    if (!row) continue;
+    const stale =
+      Number(row.expires_at) <= now ||
+      (row.state === 'in_flight' && now - Number(row.created_at) > ABANDONED_AFTER_MS);
+    if (stale) {
+      await db
+        .deleteFrom('idempotency')
+        .where('key_hash', '=', keyHash)
+        .where('created_at', '=', row.created_at)
+        .execute();
+      continue;
+    }
+    if (row.fingerprint !== fingerprint) {
+      throw new ApiError(422, 'idempotency_key_reused', 'idempotency_conflict', {
+        message: 'This Idempotency-Key was already used with a different request body.',
+      });
+    }
+    if (row.state === 'in_flight') {
+      throw new ApiError(409, 'idempotency_in_flight', 'idempotency_in_flight', {
+        message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
+        retryAfterSeconds: 1,
+      });
+    }
+    return {
+      kind: 'replay',
+      response: {
+        status: row.status!,
+        headers: JSON.parse(row.headers ?? '{}'),
+        body: JSON.parse(row.body ?? 'null'),
+      },
+    };
+  }
+  throw new ApiError(409, 'idempotency_in_flight', 'idempotency_in_flight', {
+    message: 'The Idempotency-Key is contended; retry shortly.',
+    retryAfterSeconds: 1,
+  });
+}
+
+/** Only a successful first result is kept for replay; Location is the one header replayed. */
+export async function completeIdempotencyKey(
+  db: Executor,
+  keyHash: string,
+  response: StoredResponse,
+): Promise<void> {
+  const headers: Record<string, string> = {};
+  if (response.headers.location) headers.location = response.headers.location;
+  await db
+    .updateTable('idempotency')
+    .set({
+      state: 'done',
+      status: response.status,
+      headers: JSON.stringify(headers),
+      body: JSON.stringify(response.body),
+    })
+    .where('key_hash', '=', keyHash)
+    .execute();
+}
+
+/** After a failure the key is released, so a retry runs the operation again. */
+export async function releaseIdempotencyKey(db: Executor, keyHash: string): Promise<void> {
+  await db.deleteFrom('idempotency').where('key_hash', '=', keyHash).execute();
+}

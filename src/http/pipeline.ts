@@ -1,0 +1,250 @@
+import type { Deps } from '../deps.ts';
+import type { Principal } from '../domain/auth/principal.ts';
+import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
+import { authenticate } from './authenticate.ts';
+import { ApiError, errors } from './errors.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  parseIdempotencyKey,
+  releaseIdempotencyKey,
+} from './idempotency.ts';
+import {
+  counterKey,
+  counters,
+  outcomeFor,
+  type PolicyOutcome,
+  type RatePolicy,
+  rateInfo,
+  rateLimitHeaders,
+  windowBounds,
+} from './rate-limit.ts';
+import { validateInput } from './validate.ts';
+
+export interface CallResult {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+/** The default policies every call is charged against (spec §8), keyed by who is calling. */
+export function defaultPolicies(deps: Deps): { anonymous: RatePolicy; token: RatePolicy } {
+  return {
+    anonymous: { name: 'anonymous', limit: deps.config.limits.anonymousPerMinute, window: 60, per: 'ip' },
+    token: { name: 'token', limit: deps.config.limits.tokenPerMinute, window: 60, per: 'token' },
+  };
+}
+
+function subjectOf(policy: RatePolicy, principal: Principal, ip: string): string | undefined {
+  if (policy.per === 'ip') return ip;
+  if (principal.kind === 'anonymous') return undefined;
+  if (policy.per === 'member') return principal.member.id;
+  return principal.kind === 'bearer' ? principal.token.id : undefined;
+}
+
+async function charge(deps: Deps, policies: RatePolicy[], principal: Principal, ip: string, now: number) {
+  const outcomes: PolicyOutcome[] = [];
+  for (const policy of policies) {
+    const subject = subjectOf(policy, principal, ip);
+    if (subject === undefined) continue;
+    const count = await counters.hit(
+      deps.db,
+      counterKey(policy, subject, now),
+      windowBounds(policy, now).end,
+    );
+    outcomes.push(outcomeFor(policy, count, now));
+  }
+  const exceeded = outcomes.find((o) => o.count > o.policy.limit);
+  return { outcomes, exceeded };
+}
+
+export function rateLimitedError(outcome: PolicyOutcome, message?: string): ApiError {
+  return new ApiError(429, 'rate_limited', 'rate_limit', {
+    message:
+      message ??
+      `Rate limit "${outcome.policy.name}" (${outcome.policy.limit} per ${
+        outcome.policy.window === 'utc_day' ? 'UTC day' : `${outcome.policy.window} s`
+      }) is exhausted.`,
+    rate: rateInfo(outcome),
+    retryAfterSeconds: outcome.resetSeconds,
+    extra: {
+      limit: outcome.policy.limit,
+      policy: outcome.policy.name,
+      violated_policies: [outcome.policy.name],
+    },
+  });
+}
+
+function authorize(deps: Deps, op: Operation, principal: Principal): void {
+  const tier = principal.kind === 'anonymous' ? undefined : principal.member.tier;
+  if (op.credential === 'session' && principal.kind !== 'session') {
+    throw new ApiError(401, 'session_required', 'unauthorized', {
+      authGate: true,
+      message: 'This operation needs a signed-in browser session; agent tokens are not accepted here.',
+    });
+  }
+  if (
+    (op.credential === 'bearer' || op.credential === 'bearer_or_session') &&
+    principal.kind === 'anonymous'
+  ) {
+    throw errors.unauthorized('missing_token', 'Send an agent token as "Authorization: Bearer agt_…".');
+  }
+  if (op.credential === 'bearer' && principal.kind === 'session') {
+    throw errors.unauthorized('missing_token', 'This operation takes an agent token, not a browser session.');
+  }
+  if (!op.scope || principal.kind === 'anonymous' || op.credential === 'optional_bearer') return;
+  if (principal.kind === 'bearer' && !principal.token.scopes.includes(op.scope)) {
+    throw new ApiError(403, 'insufficient_scope', 'insufficient_scope', {
+      authGate: true,
+      message: `This token lacks the scope ${op.scope}. Scopes are fixed at mint: register a new token that includes it.`,
+      extra: { tier, required_scope: op.scope },
+    });
+  }
+  if (!deps.tiers.grants(principal.member.tier, op.scope)) {
+    throw new ApiError(403, 'tier_insufficient', 'tier', {
+      authGate: true,
+      message: `Scope ${op.scope} needs tier ${deps.tiers.tierFor(op.scope) ?? 'unknown'}; the member is on tier ${tier}.`,
+      extra: { tier, required_scope: op.scope, required_tier: deps.tiers.tierFor(op.scope) },
+    });
+  }
+}
+
+function sandboxReceipt(op: Operation, input: unknown) {
+  return {
+    ok: true,
+    sandbox: true,
+    simulated: true,
+    would_have: { action: op.id, scope: op.scope ?? null, args: input },
+    note: 'Sandbox token: the request passed authorization and validation, and nothing was changed.',
+  };
+}
+
+/**
+ * The one request pipeline (ARCHITECTURE.md §2), shared by REST, MCP and A2A. Parsing the body is
+ * the surface's job; every step after it happens here, in this order, for every operation.
+ */
+export async function runOperation(deps: Deps, op: Operation, request: CallRequest): Promise<CallResult> {
+  const now = deps.clock.now();
+  const policies = defaultPolicies(deps);
+  let rateHeaders: Record<string, string> = {};
+  let principal: Principal = { kind: 'anonymous' };
+  try {
+    const auth = await authenticate(deps, request, now);
+    principal = auth.principal;
+    const bearerRequired =
+      op.credential === 'bearer' || op.credential === 'bearer_or_session' || op.credential === 'session';
+    const revokedToken = op.acceptsRevokedToken ? auth.revoked : undefined;
+    if (auth.problem && bearerRequired && !revokedToken) throw auth.problem;
+    if (!revokedToken) authorize(deps, op, principal);
+
+    const base = principal.kind === 'bearer' ? policies.token : policies.anonymous;
+    const { outcomes, exceeded } = await charge(
+      deps,
+      [base, ...(op.rateLimits?.(deps) ?? [])],
+      principal,
+      request.ip,
+      now,
+    );
+    rateHeaders = rateLimitHeaders(outcomes);
+    if (exceeded) throw rateLimitedError(exceeded);
+
+    const input = validateInput<unknown>(op.input, request.input, op.inputFrom === 'query');
+
+    if (principal.kind === 'bearer' && principal.token.sandbox && op.sandbox !== 'real') {
+      if (op.sandbox === 'denied') {
+        throw new ApiError(403, 'sandbox_denied', 'sandbox', {
+          message: 'Sandbox tokens cannot call this operation.',
+          extra: { tier: principal.member.tier },
+        });
+      }
+      return { status: 200, body: sandboxReceipt(op, input), headers: rateHeaders };
+    }
+
+    const key = op.idempotent ? parseIdempotencyKey(request.idempotencyKey) : undefined;
+    let keyHash: string | undefined;
+    if (key !== undefined) {
+      const owner = principal.kind === 'anonymous' ? `ip:${request.ip}` : `member:${principal.member.id}`;
+      const claim = await claimIdempotencyKey(
+        deps.db,
+        { principal: owner, method: op.method, path: op.path, key },
+        input,
+        now,
+      );
+      if (claim.kind === 'replay') {
+        return {
+          status: claim.response.status,
+          body: claim.response.body,
+          headers: { ...claim.response.headers, 'idempotent-replayed': 'true' },
+        };
+      }
+      keyHash = claim.keyHash;
+    }
+
+    const context: OperationContext<unknown> = {
+      input,
+      principal,
+      credentialProblem: auth.problem,
+      revokedToken,
+      deps,
+      request,
+      now,
+    };
+    let result: Awaited<ReturnType<Operation['handler']>>;
+    try {
+      result = await op.handler(context);
+    } catch (error) {
+      if (keyHash) await releaseIdempotencyKey(deps.db, keyHash);
+      throw error;
+    }
+    const status = result.status ?? op.successStatus;
+    const headers = { ...rateHeaders, ...rateLimitHeaders(result.rate ?? []), ...result.headers };
+    if (keyHash) await completeIdempotencyKey(deps.db, keyHash, { status, headers, body: result.body });
+    return { status, body: result.body, headers };
+  } catch (error) {
+    const apiError = error instanceof ApiError ? error : errors.internal();
+    if (!(error instanceof ApiError)) {
+      request.log?.error({ err: error, operation: op.id, requestId: request.requestId }, 'operation failed');
+    }
+    if (apiError.options.authGate && Object.keys(rateHeaders).length === 0) {
+      // Rejections at the gate are charged to the caller's IP and carry the rate headers too (spec §8).
+      try {
+        const { outcomes, exceeded } = await charge(
+          deps,
+          [policies.anonymous],
+          { kind: 'anonymous' },
+          request.ip,
+          now,
+        );
+        rateHeaders = rateLimitHeaders(outcomes);
+        if (exceeded) return renderError(rateLimitedError(exceeded), request, rateHeaders);
+      } catch (chargeError) {
+        request.log?.error({ err: chargeError, requestId: request.requestId }, 'rate counter failed');
+      }
+    }
+    return renderError(apiError, request, rateHeaders);
+  }
+}
+
+export function renderError(
+  error: ApiError,
+  request: { requestId: string },
+  rateHeaders: Record<string, string> = {},
+) {
+  return {
+    status: error.status,
+    body: error.body(request.requestId),
+    headers: { ...rateHeaders, ...error.headers() },
+  };
+}
+
+/** Charges an anonymous request that never reached an operation (the /api/ catch-all). */
+export async function chargeAnonymous(deps: Deps, ip: string): Promise<Record<string, string>> {
+  const { outcomes } = await charge(
+    deps,
+    [defaultPolicies(deps).anonymous],
+    { kind: 'anonymous' },
+    ip,
+    deps.clock.now(),
+  );
+  return rateLimitHeaders(outcomes);
+}

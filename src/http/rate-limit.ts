@@ -1,0 +1,130 @@
+import { sql } from 'kysely';
+import { serializeList } from 'structured-headers';
+import { MS, utcDayStart } from '../clock.ts';
+import type { Executor } from '../storage/schema.ts';
+
+/** RateInfo (spec 2.1): the per-token snapshot write endpoints return. */
+export interface RateInfo {
+  current: number;
+  remaining: number;
+  limit: number;
+}
+
+export type RateSubject = 'ip' | 'token' | 'member';
+
+export interface RatePolicy {
+  /** Named in RateLimit-Policy; also the counter's key space. */
+  name: string;
+  limit: number;
+  /** Fixed window in seconds, or the UTC calendar day ("back off to the next UTC day"). */
+  window: number | 'utc_day';
+  per: RateSubject;
+}
+
+export interface PolicyOutcome {
+  policy: RatePolicy;
+  count: number;
+  resetSeconds: number;
+}
+
+export function windowBounds(policy: RatePolicy, now: number): { start: number; end: number } {
+  if (policy.window === 'utc_day') {
+    const start = utcDayStart(now);
+    return { start, end: start + MS.day };
+  }
+  const size = policy.window * MS.second;
+  const start = now - (now % size);
+  return { start, end: start + size };
+}
+
+export function counterKey(policy: RatePolicy, subject: string, now: number): string {
+  return `${policy.name}:${subject}:${windowBounds(policy, now).start}`;
+}
+
+/**
+ * Counters live in the database so every instance shares them and a restart resets nothing.
+ * Each increment is one atomic upsert; no read-modify-write race can lose or double a hit.
+ */
+export const counters = {
+  async hit(db: Executor, key: string, expiresAt: number): Promise<number> {
+    const row = await db
+      .insertInto('counters')
+      .values({ key, count: 1, expires_at: expiresAt })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }))
+      .returning('count')
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  },
+
+  /** Increments only while below the limit; undefined means the limit is reached and nothing changed. */
+  async take(db: Executor, key: string, limit: number, expiresAt: number): Promise<number | undefined> {
+    const row = await db
+      .insertInto('counters')
+      .values({ key, count: 1, expires_at: expiresAt })
+      .onConflict((oc) =>
+        oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }).where('counters.count', '<', limit),
+      )
+      .returning('count')
+      .executeTakeFirst();
+    return row ? Number(row.count) : undefined;
+  },
+
+  async peek(db: Executor, key: string): Promise<number> {
+    const row = await db.selectFrom('counters').select('count').where('key', '=', key).executeTakeFirst();
+    return row ? Number(row.count) : 0;
+  },
+
+  async sweep(db: Executor, now: number): Promise<number> {
+    const result = await db.deleteFrom('counters').where('expires_at', '<', now).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  },
+};
+
+export function outcomeFor(policy: RatePolicy, count: number, now: number): PolicyOutcome {
+  const { end } = windowBounds(policy, now);
+  return { policy, count, resetSeconds: Math.max(1, Math.ceil((end - now) / MS.second)) };
+}
+
+export function rateInfo(outcome: PolicyOutcome): RateInfo {
+  const { limit } = outcome.policy;
+  const current = Math.min(outcome.count, limit);
+  return { current, remaining: Math.max(0, limit - outcome.count), limit };
+}
+
+function windowSeconds(policy: RatePolicy): number {
+  return policy.window === 'utc_day' ? MS.day / MS.second : policy.window;
+}
+
+/**
+ * RateLimit and RateLimit-Policy (RFC 9651 lists, draft-ietf-httpapi-ratelimit-headers) naming every
+ * policy that applied, plus the older RateLimit-Limit/-Remaining/-Reset for the tightest one.
+ */
+export function rateLimitHeaders(outcomes: PolicyOutcome[]): Record<string, string> {
+  if (outcomes.length === 0) return {};
+  const policies = serializeList(
+    outcomes.map((o) => [
+      o.policy.name,
+      new Map<string, number>([
+        ['q', o.policy.limit],
+        ['w', windowSeconds(o.policy)],
+      ]),
+    ]),
+  );
+  const current = serializeList(
+    outcomes.map((o) => [
+      o.policy.name,
+      new Map<string, number>([
+        ['r', Math.max(0, o.policy.limit - o.count)],
+        ['t', o.resetSeconds],
+      ]),
+    ]),
+  );
+  const tightest = outcomes.reduce((a, b) => (b.policy.limit - b.count < a.policy.limit - a.count ? b : a));
+  return {
+    'ratelimit-policy': policies,
+    ratelimit: current,
+    'ratelimit-limit': String(tightest.policy.limit),
+    'ratelimit-remaining': String(Math.max(0, tightest.policy.limit - tightest.count)),
+    'ratelimit-reset': String(tightest.resetSeconds),
+  };
+}

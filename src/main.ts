@@ -1,0 +1,17 @@
+import { Command } from 'commander';
+import { registerAdminCommands } from './cli/admin.ts';
+import { serve } from './cli/serve.ts';
+
+const program = new Command('agent-commons').description(
+  'agent-commons: agents acting for community members',
+);
+
+program
+  .command('serve')
+  .description('serve the API and pages (seeds the demo community into a new database unless --no-seed)')
+  .option('--no-seed', 'do not seed the demo community into a new database')
+  .action((options) => serve({ seed: options.seed }));
+
+registerAdminCommands(program);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,97 @@
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../deps.ts';
+import { strictObject } from '../schemas.ts';
+import { defineOperation } from '../types.ts';
+
+/** How to point an MCP client at this service with a static bearer header. */
+export function mcpInstallRecipe(deps: Deps) {
+  const url = `${deps.config.publicUrl}/api/mcp`;
+  return {
+    url,
+    transport: 'streamable-http',
+    headers: { Authorization: 'Bearer <your agt_ token>' },
+    config_snippet: {
+      mcpServers: {
+        'agent-commons': {
+          type: 'http',
+          url,
+          headers: { Authorization: `Bearer ${'${AGENT_COMMONS_TOKEN}'}` },
+        },
+      },
+    },
+  };
+}
+
+const Output = Type.Object(
+  {
+    ready: Type.Boolean(),
+    checks: Type.Record(Type.String(), Type.Unknown()),
+    missing: Type.Array(Type.String()),
+    next_actions: Type.Array(Type.String()),
+    mcp: Type.Unknown(),
+  },
+  { additionalProperties: true },
+);
+
+export const setupCheck = defineOperation<Record<string, never>, typeof Output.static>({
+  id: 'setupCheck',
+  method: 'GET',
+  path: '/api/agent/setup-check',
+  tag: 'auth',
+  summary: 'Check an agent’s set-up',
+  description:
+    'Always 200. With a valid token: ready with the token’s scopes, member, tier and sandbox flag. Without one, or with a bad one: what is missing and what to do next. Both carry an MCP install recipe.',
+  credential: 'public',
+  sandbox: 'real',
+  idempotent: false,
+  inputFrom: 'query',
+  input: strictObject({}),
+  output: Output,
+  successStatus: 200,
+  errors: [],
+  async handler({ principal, credentialProblem, deps }) {
+    const base = deps.config.publicUrl;
+    if (principal.kind !== 'bearer') {
+      const tokenState = credentialProblem ? credentialProblem.code : 'missing';
+      return {
+        body: {
+          ready: false,
+          checks: { token: tokenState },
+          missing: ['agent_token'],
+          next_actions: [
+            credentialProblem
+              ? `The bearer was refused (${credentialProblem.code}); get a new token.`
+              : 'Send the token as "Authorization: Bearer agt_…".',
+            `Start the device flow: POST ${base}/api/agent/signup/start with {"scopes":[…]} and show the human the verify_url_complete.`,
+            `Or ask the human to mint a token at ${base}/agent-console.`,
+          ],
+          mcp: mcpInstallRecipe(deps),
+        },
+      };
+    }
+    const { token, member } = principal;
+    const suspended = token.scopes.filter((s) => !deps.tiers.grants(member.tier, s));
+    return {
+      body: {
+        ready: true,
+        checks: {
+          token: 'valid',
+          token_prefix: token.prefix,
+          scopes: token.scopes,
+          scopes_suspended_by_tier: suspended,
+          member_id: member.id,
+          member_name: member.name,
+          tier: member.tier,
+          sandbox: token.sandbox,
+        },
+        missing: [],
+        next_actions: suspended.length
+          ? [
+              `Scopes ${suspended.join(', ')} need a higher tier than ${member.tier}; the member can request one.`,
+            ]
+          : [],
+        mcp: mcpInstallRecipe(deps),
+      },
+    };
+  },
+});

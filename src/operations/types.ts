@@ -1,0 +1,94 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { Deps } from '../deps.ts';
+import type { Principal } from '../domain/auth/principal.ts';
+import type { Scope } from '../domain/auth/scopes.ts';
+import type { ApiError } from '../http/errors.ts';
+import type { PolicyOutcome, RatePolicy } from '../http/rate-limit.ts';
+
+/**
+ * Who may call an operation.
+ * - public: anyone; a bearer, if sent, is read (setup-check reports on it) but never required.
+ * - optional_bearer: anyone; a valid bearer attributes the call, an invalid one is treated as anonymous.
+ * - bearer / session / bearer_or_session: that credential is required.
+ */
+export type CredentialKind = 'public' | 'optional_bearer' | 'bearer' | 'session' | 'bearer_or_session';
+
+/** What a sandbox token gets: a simulated receipt, the real thing, or a refusal. */
+export type SandboxBehaviour = 'simulated' | 'real' | 'denied';
+
+/** The surface-neutral request every surface (REST, MCP, A2A) hands to the pipeline. */
+export interface CallRequest {
+  surface: 'rest' | 'mcp' | 'a2a';
+  requestId: string;
+  ip: string;
+  userAgent?: string;
+  authorization?: string;
+  sessionId?: string;
+  idempotencyKey?: string;
+  /** The parsed JSON body or the query object, as the operation declares. */
+  input: unknown;
+  log?: { error(details: Record<string, unknown>, message: string): void };
+}
+
+export interface OperationContext<Input> {
+  input: Input;
+  principal: Principal;
+  /** Set when a bearer was presented but refused, on operations that tolerate that. */
+  credentialProblem?: ApiError;
+  /** The presented token when it is revoked, on operations that accept one (self-revoke is idempotent). */
+  revokedToken?: { id: string; prefix: string };
+  deps: Deps;
+  request: CallRequest;
+  now: number;
+}
+
+export interface OperationResult<Output = unknown> {
+  status?: number;
+  body: Output;
+  headers?: Record<string, string>;
+  /** Quota policies the handler charged itself (counted only when a side effect really happened). */
+  rate?: PolicyOutcome[];
+}
+
+export interface DocumentedError {
+  status: number;
+  description: string;
+}
+
+export interface Operation<Input = any, Output = any> {
+  id: string;
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  /** Other paths that serve the same operation (vendor names kept for wire compatibility). */
+  aliases?: string[];
+  tag: string;
+  summary: string;
+  description?: string;
+  /** The MCP tool (and A2A capability) name; absent when the operation is REST-only. */
+  mcpTool?: string;
+  credential: CredentialKind;
+  /** Let a revoked bearer through to the handler (only self-revoke, which is idempotent). */
+  acceptsRevokedToken?: boolean;
+  scope?: Scope;
+  sandbox: SandboxBehaviour;
+  /** Accepts Idempotency-Key. */
+  idempotent: boolean;
+  /** Counted before the handler runs, on every call that passes authentication. */
+  rateLimits?: (deps: Deps) => RatePolicy[];
+  /** Quotas the handler counts itself, listed so documents can describe them. */
+  quotas?: (deps: Deps) => RatePolicy[];
+  /** Largest accepted body in bytes (413 above it). */
+  bodyLimit?: number;
+  inputFrom: 'body' | 'query';
+  input: TSchema;
+  output: TSchema;
+  successStatus: number;
+  errors: DocumentedError[];
+  deprecated?: { since: string; sunset: string; link?: string };
+  handler(ctx: OperationContext<Input>): Promise<OperationResult<Output>>;
+}
+
+/** Identity function that keeps the handler's input type tied to its schema. */
+export function defineOperation<Input, Output>(op: Operation<Input, Output>): Operation<Input, Output> {
+  return op;
+}

@@ -1,0 +1,51 @@
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+
+export const TOKEN_PREFIX = 'agt_';
+const TOKEN_BODY = /^[A-Za-z0-9_-]{43}$/;
+
+export function sha256(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+export function newAgentToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** True when the string has the exact agt_ shape (32 bytes of unpadded base64url). */
+export function isWellFormedToken(value: string): boolean {
+  return value.startsWith(TOKEN_PREFIX) && TOKEN_BODY.test(value.slice(TOKEN_PREFIX.length));
+}
+
+/** The part of a token that is safe to show again: enough to tell tokens apart, useless to an attacker. */
+export function tokenDisplayPrefix(token: string): string {
+  return token.slice(0, TOKEN_PREFIX.length + 6);
+}
+
+export function randomId(prefix: string, bytes = 12): string {
+  return `${prefix}_${randomBytes(bytes).toString('hex')}`;
+}
+
+export function newDeviceCode(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Consonants only (no words, no digits to confuse with letters): 20 symbols, 8 of them ≈ 34.6 bits. */
+const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
+
+export function newUserCode(): string {
+  let code = '';
+  for (let i = 0; i < 8; i++) code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
+  return `${code.slice(0, 4)}-${code.slice(4)}`;
+}
+
+/** Case, spaces and dashes do not matter when a human types the code. */
+export function normalizeUserCode(input: string): string {
+  const bare = input.toUpperCase().replace(/[^A-Z0-9]/g, '');
+  return bare.length === 8 ? `${bare.slice(0, 4)}-${bare.slice(4)}` : bare;
+}
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}

@@ -1,0 +1,72 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Db } from './schema.ts';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Database {
+  db: Db;
+  engine: Engine;
+  /** Where the data lives, without credentials: safe to print. */
+  location: string;
+  close(): Promise<void>;
+}
+
+// int8 (COUNT, bigint epoch milliseconds) arrives as a string by default; every value we store fits a double.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export function openDatabase(url: string): Database {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url);
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got ${url.split(':')[0]}:)`);
+}
+
+function openSqlite(path: string): Database {
+  const file = path === ':memory:' ? path : resolve(path);
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  // WAL keeps readers off the writer's back; NORMAL sync loses nothing when the process is killed
+  // (committed pages are already in the OS), only on a power cut of the whole machine.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }) as Db;
+  return { db, engine: 'sqlite', location: file, close: () => db.destroy() };
+}
+
+/** Kysely prepares every query anew; caching prepared statements by SQL text removes that cost. */
+function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  return new Proxy(sqlite, {
+    get(target, property, receiver) {
+      if (property === 'prepare') {
+        return (text: string) => {
+          let statement = cache.get(text);
+          if (!statement) {
+            statement = target.prepare(text);
+            if (cache.size < 1000) cache.set(text, statement);
+          }
+          return statement;
+        };
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+function openPostgres(url: string): Database {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) }) as Db;
+  const parsed = new URL(url);
+  return {
+    db,
+    engine: 'postgres',
+    location: `postgres://${parsed.host}${parsed.pathname}`,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,169 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { Deps } from '../deps.ts';
+import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
+import { ErrorSchema, RateInfoSchema } from '../operations/schemas.ts';
+import type { Operation } from '../operations/types.ts';
+
+export const API_VERSION = '2026-07-16';
+
+/** Plain JSON Schema: TypeBox's symbols dropped, nested $ids replaced by component references. */
+function plain(schema: TSchema): Record<string, unknown> {
+  const json = JSON.parse(JSON.stringify(schema), (_key, value) => {
+    if (value && typeof value === 'object' && !Array.isArray(value) && typeof value.$id === 'string') {
+      if (value.$id === 'RateInfo' || value.$id === 'Error')
+        return { $ref: `#/components/schemas/${value.$id}` };
+      const { $id: _dropped, ...rest } = value;
+      return rest;
+    }
+    return value;
+  });
+  return json;
+}
+
+function component(schema: TSchema): Record<string, unknown> {
+  const { $id: _dropped, ...rest } = JSON.parse(JSON.stringify(schema));
+  return JSON.parse(JSON.stringify(rest), (_k, v) =>
+    v && typeof v === 'object' && v.$id === 'RateInfo' ? { $ref: '#/components/schemas/RateInfo' } : v,
+  );
+}
+
+function security(op: Operation): Record<string, string[]>[] {
+  const scopes = op.scope ? [op.scope] : [];
+  switch (op.credential) {
+    case 'public':
+      return [{}, { agentBearer: [] }];
+    case 'optional_bearer':
+      return [{}, { agentBearer: scopes }];
+    case 'bearer':
+      return [{ agentBearer: scopes }];
+    case 'session':
+      return [{ browserSession: [] }];
+    case 'bearer_or_session':
+      return [{ agentBearer: scopes }, { browserSession: [] }];
+  }
+}
+
+const RATE_HEADERS = {
+  RateLimit: {
+    description: 'RFC 9651 list: remaining (r) and reset (t) per policy.',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'RFC 9651 list: quota (q) and window (w) per policy.',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Limit': { schema: { type: 'integer' } },
+  'RateLimit-Remaining': { schema: { type: 'integer' } },
+  'RateLimit-Reset': { schema: { type: 'integer' } },
+};
+
+function operationObject(op: Operation, deps: Deps) {
+  const input = plain(op.input) as {
+    properties?: Record<string, Record<string, unknown>>;
+    required?: string[];
+  };
+  const parameters: Record<string, unknown>[] = [];
+  if (op.inputFrom === 'query') {
+    for (const [name, schema] of Object.entries(input.properties ?? {})) {
+      const { description, ...rest } = schema;
+      parameters.push({
+        name,
+        in: 'query',
+        required: input.required?.includes(name) ?? false,
+        description,
+        schema: rest,
+      });
+    }
+  }
+  if (op.idempotent) {
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description: 'A retry with the same key within 24 hours replays the first successful result.',
+      schema: { type: 'string', maxLength: 255 },
+    });
+  }
+  const responses: Record<string, unknown> = {
+    [String(op.successStatus)]: {
+      description: 'Success',
+      headers: RATE_HEADERS,
+      content: { 'application/json': { schema: plain(op.output) } },
+    },
+  };
+  for (const error of op.errors) {
+    const headers =
+      error.status === 429 ? { ...RATE_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } : undefined;
+    responses[String(error.status)] = {
+      description: error.description,
+      headers,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  const quotas = [...(op.rateLimits?.(deps) ?? []), ...(op.quotas?.(deps) ?? [])];
+  return {
+    operationId: op.id,
+    tags: [op.tag],
+    summary: op.summary,
+    description: op.description,
+    deprecated: op.deprecated ? true : undefined,
+    security: security(op),
+    parameters: parameters.length ? parameters : undefined,
+    requestBody:
+      op.inputFrom === 'body' && input.properties && Object.keys(input.properties).length
+        ? { required: true, content: { 'application/json': { schema: input } } }
+        : undefined,
+    responses,
+    'x-mcp-tool': op.mcpTool,
+    'x-sandbox': op.sandbox,
+    'x-rate-limits': quotas.length
+      ? quotas.map((q) => ({ name: q.name, limit: q.limit, window: q.window, per: q.per }))
+      : undefined,
+    'x-body-limit-bytes':
+      op.inputFrom === 'body' ? (op.bodyLimit ?? deps.config.defaultBodyLimit) : undefined,
+  };
+}
+
+/** OpenAPI 3.1 description derived from the registry; nothing in it is written by hand. */
+export function buildOpenApi(deps: Deps, operations: readonly Operation[]) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of operations) {
+    for (const path of [op.path, ...(op.aliases ?? [])]) {
+      paths[path] ??= {};
+      paths[path][op.method.toLowerCase()] = operationObject(op, deps);
+    }
+  }
+  const tags = [...new Set(operations.map((op) => op.tag))].map((name) => ({ name }));
+  return JSON.parse(
+    JSON.stringify({
+      openapi: '3.1.0',
+      info: {
+        title: 'agent-commons',
+        version: API_VERSION,
+        description:
+          'REST interface through which AI agents act on behalf of the members of a community space. Served unversioned at the root; pin against info.version.',
+      },
+      servers: [{ url: deps.config.publicUrl }],
+      security: [{}],
+      tags,
+      paths,
+      components: {
+        schemas: { Error: component(ErrorSchema), RateInfo: component(RateInfoSchema) },
+        securitySchemes: {
+          agentBearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'agt_<base64url of 32 bytes>',
+            description: `Per-member, individually revocable agent token. Scopes: ${Object.keys(SCOPE_CATALOG).join(', ')}.`,
+          },
+          browserSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: '__session',
+            description: 'Signed-in browser session.',
+          },
+        },
+      },
+    }),
+  );
+}

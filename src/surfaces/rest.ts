@@ -1,0 +1,122 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
+import { rateKeyForIp, readCookie } from '../http/client.ts';
+import { ApiError, errors } from '../http/errors.ts';
+import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
+import type { CallRequest, Operation } from '../operations/types.ts';
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function callRequestFrom(request: FastifyRequest, input: unknown): CallRequest {
+  return {
+    surface: 'rest',
+    requestId: request.id,
+    ip: rateKeyForIp(request.ip),
+    userAgent: header(request, 'user-agent'),
+    authorization: header(request, 'authorization'),
+    sessionId: readCookie(header(request, 'cookie'), SESSION_COOKIE),
+    idempotencyKey: header(request, 'idempotency-key'),
+    input,
+    log: request.log,
+  };
+}
+
+/** RFC 9745 Deprecation (a structured date) and RFC 8594 Sunset, from the operation's declaration. */
+function deprecationHeaders(op: Operation): Record<string, string> {
+  if (!op.deprecated) return {};
+  const headers: Record<string, string> = {
+    deprecation: `@${Math.floor(Date.parse(op.deprecated.since) / 1000)}`,
+    sunset: new Date(op.deprecated.sunset).toUTCString(),
+  };
+  if (op.deprecated.link) headers.link = `<${op.deprecated.link}>; rel="deprecation"`;
+  return headers;
+}
+
+export function registerRestOperations(
+  app: FastifyInstance,
+  deps: Deps,
+  operations: readonly Operation[],
+): void {
+  for (const op of operations) {
+    const deprecation = deprecationHeaders(op);
+    for (const url of [op.path, ...(op.aliases ?? [])]) {
+      app.route({
+        method: op.method,
+        url,
+        bodyLimit: op.bodyLimit ?? deps.config.defaultBodyLimit,
+        handler: async (request: FastifyRequest, reply: FastifyReply) => {
+          const input = op.inputFrom === 'query' ? request.query : request.body;
+          const result = await runOperation(deps, op, callRequestFrom(request, input));
+          reply.code(result.status).headers({ ...result.headers, ...deprecation });
+          return result.body;
+        },
+      });
+    }
+  }
+}
+
+/** Failures Fastify raises before an operation runs (body size, media type, JSON syntax). */
+function translateFrameworkError(error: Error & { code?: string; statusCode?: number }): ApiError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', 'payload_too_large', {
+        message: 'The request body is larger than this operation accepts.',
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'unsupported_media_type', 'unsupported_media_type', {
+        message: 'Send the body as JSON with Content-Type: application/json.',
+      });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalidJson('Content-Type is application/json but the body is empty.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return errors.invalidJson();
+  }
+  if (error instanceof SyntaxError) return errors.invalidJson();
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500)
+    return new ApiError(status, 'bad_request', 'validation', { message: error.message });
+  return errors.internal();
+}
+
+export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
+  app.setErrorHandler(async (error: Error & { code?: string; statusCode?: number }, request, reply) => {
+    const apiError = error instanceof ApiError ? error : translateFrameworkError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    const rendered = renderError(apiError, { requestId: request.id });
+    reply.code(rendered.status).headers(rendered.headers);
+    return rendered.body;
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0];
+    if (!path.startsWith('/api/')) {
+      reply.code(404);
+      return {
+        error: 'not_found',
+        error_kind: 'not_found',
+        message: `Nothing is served at ${path}.`,
+        request_id: request.id,
+      };
+    }
+    // Spec §5.11: any /api/ path matching no operation is a 401 with the catch-all body and a
+    // challenge pointing at the protected-resource metadata.
+    const rateHeaders = await chargeAnonymous(deps, rateKeyForIp(request.ip));
+    reply
+      .code(401)
+      .headers(rateHeaders)
+      .header(
+        'www-authenticate',
+        `Bearer resource_metadata="${deps.config.publicUrl}/.well-known/oauth-protected-resource"`,
+      );
+    return {
+      error: {
+        code: 'no_such_operation',
+        message: `No operation matches ${request.method} ${path}. The list is at ${deps.config.publicUrl}/openapi.json.`,
+      },
+    };
+  });
+}
