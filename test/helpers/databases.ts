@@ -1,0 +1,45 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+
+export type EngineName = 'sqlite' | 'postgres';
+
+export const postgresUrl = process.env.TEST_POSTGRES_URL;
+
+/** Engines this run covers: SQLite always, PostgreSQL when the runner found one. */
+export const engines: { name: EngineName; skip: string | false }[] = [
+  { name: 'sqlite', skip: false },
+  { name: 'postgres', skip: postgresUrl ? false : 'PostgreSQL not reachable (set TEST_POSTGRES_URL)' },
+];
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A brand-new, empty database of the given engine: a temp SQLite file or a fresh PostgreSQL database. */
+export async function freshDatabase(engine: EngineName): Promise<TestDatabase> {
+  if (engine === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-commons-'));
+    return { url: `sqlite:${join(dir, 'agent.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  if (!postgresUrl) throw new Error('no PostgreSQL for this run');
+  const name = `ac_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
