@@ -7,7 +7,7 @@ import type { Operation } from './operations/types.ts';
 import { registerOAuthDeviceFacade } from './surfaces/oauth-device.ts';
 import { buildOpenApi } from './surfaces/openapi.ts';
 import { renderReferencePage } from './surfaces/reference-page.ts';
-import { registerRestFallbacks, registerRestOperations } from './surfaces/rest.ts';
+import { frameworkErrorHandler, registerRestFallbacks, registerRestOperations } from './surfaces/rest.ts';
 import { registerWellKnown } from './surfaces/well-known.ts';
 import { renderHomePage } from './web/home.ts';
 
@@ -40,11 +40,17 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     genReqId: (request) => acceptRequestId(request.headers['x-request-id']) ?? randomUUID(),
     bodyLimit: deps.config.defaultBodyLimit,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler(deps),
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  // Operations take JSON only: a text/plain body is a 415, not a string handed to validation.
+  app.removeContentTypeParser('text/plain');
+
+  // Set as the request arrives (a callback hook, no promise per request), so every reply carries them.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    done();
   });
 
   registerRestOperations(app, deps, operations);

@@ -27,6 +27,8 @@ export interface Config {
   logLevel: string;
   /** Trust X-Forwarded-For from a reverse proxy when reading the client IP. */
   trustProxy: boolean;
+  /** Optional Redis for per-minute rate counters shared by several instances. */
+  redisUrl?: string;
   /** Optional JSON file with the operator's tier ladder. */
   tiersFile?: string;
   limits: Limits;
@@ -85,6 +87,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     seedDemo: flag(env, 'SEED_DEMO', true),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: flag(env, 'TRUST_PROXY', false),
+    redisUrl: env.REDIS_URL || undefined,
     tiersFile: env.TIERS_FILE || undefined,
     limits,
     defaultBodyLimit: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024),

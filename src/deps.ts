@@ -3,6 +3,12 @@ import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { loadTierLadder, type TierLadder } from './domain/auth/tiers.ts';
 import { seedDemoCommunity } from './domain/demo/seed.ts';
+import {
+  DatabaseWindowCounters,
+  MemoryWindowCounters,
+  RedisWindowCounters,
+  type WindowCounterStore,
+} from './http/counter-stores.ts';
 import { type Database, openDatabase } from './storage/database.ts';
 import { isFreshDatabase, migrateToLatest } from './storage/migrations.ts';
 import type { Db } from './storage/schema.ts';
@@ -14,6 +20,9 @@ export interface Deps {
   db: Db;
   clock: Clock;
   tiers: TierLadder;
+  /** Counters of windows of a minute or less (see http/counter-stores.ts for the choice). */
+  windowCounters: WindowCounterStore;
+  close(): Promise<void>;
 }
 
 export interface DepsOptions {
@@ -28,12 +37,22 @@ export async function createDeps(
   options: DepsOptions = {},
 ): Promise<Deps & { seeded: boolean }> {
   const database = openDatabase(config.databaseUrl);
+  const windowCounters: WindowCounterStore = config.redisUrl
+    ? new RedisWindowCounters(config.redisUrl)
+    : database.engine === 'sqlite'
+      ? new MemoryWindowCounters()
+      : new DatabaseWindowCounters(database.db);
   const deps: Deps = {
     config,
     database,
     db: database.db,
     clock: options.clock ?? systemClock,
     tiers: options.tiers ?? loadTierLadder(config.tiersFile),
+    windowCounters,
+    close: async () => {
+      await windowCounters.close();
+      await database.close();
+    },
   };
   let seeded = false;
   try {
@@ -43,7 +62,7 @@ export async function createDeps(
       seeded = true;
     }
   } catch (error) {
-    await database.close();
+    await deps.close();
     throw error;
   }
   return { ...deps, seeded };

@@ -7,7 +7,7 @@ export async function withDeps<T>(run: (deps: Deps) => Promise<T>): Promise<T> {
   try {
     return await run(deps);
   } finally {
-    await deps.database.close();
+    await deps.close();
   }
 }
 

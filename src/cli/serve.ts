@@ -24,7 +24,7 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   const stop = async () => {
     clearInterval(sweeper);
     await app.close();
-    await deps.database.close();
+    await deps.close();
     process.exit(0);
   };
   process.once('SIGINT', stop);

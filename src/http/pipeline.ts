@@ -2,6 +2,7 @@ import type { Deps } from '../deps.ts';
 import type { Principal } from '../domain/auth/principal.ts';
 import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
 import { authenticate } from './authenticate.ts';
+import { SHORT_WINDOW_SECONDS } from './counter-stores.ts';
 import { ApiError, errors } from './errors.ts';
 import {
   claimIdempotencyKey,
@@ -47,11 +48,12 @@ async function charge(deps: Deps, policies: RatePolicy[], principal: Principal, 
   for (const policy of policies) {
     const subject = subjectOf(policy, principal, ip);
     if (subject === undefined) continue;
-    const count = await counters.hit(
-      deps.db,
-      counterKey(policy, subject, now),
-      windowBounds(policy, now).end,
-    );
+    const key = counterKey(policy, subject, now);
+    const expiresAt = windowBounds(policy, now).end;
+    const short = policy.window !== 'utc_day' && policy.window <= SHORT_WINDOW_SECONDS;
+    const count = short
+      ? await deps.windowCounters.hit(key, expiresAt)
+      : await counters.hit(deps.db, key, expiresAt);
     outcomes.push(outcomeFor(policy, count, now));
   }
   const exceeded = outcomes.find((o) => o.count > o.policy.limit);

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { serializeList } from 'structured-headers';
 import { MS, utcDayStart } from '../clock.ts';
+import { arg, prepare } from '../storage/prepared.ts';
 import type { Executor } from '../storage/schema.ts';
 
 /** RateInfo (spec 2.1): the per-token snapshot write endpoints return. */
@@ -45,32 +46,47 @@ export function counterKey(policy: RatePolicy, subject: string, now: number): st
  * Counters live in the database so every instance shares them and a restart resets nothing.
  * Each increment is one atomic upsert; no read-modify-write race can lose or double a hit.
  */
+const hitCounter = prepare((db) =>
+  db
+    .insertInto('counters')
+    .values({ key: arg(0), count: 1, expires_at: arg(1) as unknown as number })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }))
+    .returning('count'),
+);
+
+const takeCounter = prepare((db) =>
+  db
+    .insertInto('counters')
+    .values({ key: arg(0), count: 1, expires_at: arg(1) as unknown as number })
+    .onConflict((oc) =>
+      oc
+        .column('key')
+        .doUpdateSet({ count: sql`counters.count + 1` })
+        .where('counters.count', '<', arg(2) as unknown as number),
+    )
+    .returning('count'),
+);
+
+const peekCounter = prepare((db) => db.selectFrom('counters').select('count').where('key', '=', arg(0)));
+
+/**
+ * Counters live in the database so every instance shares them and a restart resets nothing.
+ * Each increment is one atomic upsert; no read-modify-write race can lose or double a hit.
+ */
 export const counters = {
   async hit(db: Executor, key: string, expiresAt: number): Promise<number> {
-    const row = await db
-      .insertInto('counters')
-      .values({ key, count: 1, expires_at: expiresAt })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }))
-      .returning('count')
-      .executeTakeFirstOrThrow();
+    const [row] = await hitCounter(db, key, expiresAt);
     return Number(row.count);
   },
 
   /** Increments only while below the limit; undefined means the limit is reached and nothing changed. */
   async take(db: Executor, key: string, limit: number, expiresAt: number): Promise<number | undefined> {
-    const row = await db
-      .insertInto('counters')
-      .values({ key, count: 1, expires_at: expiresAt })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }).where('counters.count', '<', limit),
-      )
-      .returning('count')
-      .executeTakeFirst();
+    const [row] = await takeCounter(db, key, expiresAt, limit);
     return row ? Number(row.count) : undefined;
   },
 
   async peek(db: Executor, key: string): Promise<number> {
-    const row = await db.selectFrom('counters').select('count').where('key', '=', key).executeTakeFirst();
+    const [row] = await peekCounter(db, key);
     return row ? Number(row.count) : 0;
   },
 
@@ -95,33 +111,41 @@ function windowSeconds(policy: RatePolicy): number {
   return policy.window === 'utc_day' ? MS.day / MS.second : policy.window;
 }
 
+const policyHeaders = new Map<string, string>();
+
+/** RateLimit-Policy depends only on which policies applied, so each combination is serialized once. */
+function policyHeader(outcomes: PolicyOutcome[]): string {
+  const id = outcomes.map((o) => `${o.policy.name}/${o.policy.limit}/${o.policy.window}`).join(',');
+  let value = policyHeaders.get(id);
+  if (value === undefined) {
+    value = serializeList(
+      outcomes.map((o) => [
+        o.policy.name,
+        new Map<string, number>([
+          ['q', o.policy.limit],
+          ['w', windowSeconds(o.policy)],
+        ]),
+      ]),
+    );
+    if (policyHeaders.size < 256) policyHeaders.set(id, value);
+  }
+  return value;
+}
+
 /**
  * RateLimit and RateLimit-Policy (RFC 9651 lists, draft-ietf-httpapi-ratelimit-headers) naming every
  * policy that applied, plus the older RateLimit-Limit/-Remaining/-Reset for the tightest one.
  */
 export function rateLimitHeaders(outcomes: PolicyOutcome[]): Record<string, string> {
   if (outcomes.length === 0) return {};
-  const policies = serializeList(
-    outcomes.map((o) => [
-      o.policy.name,
-      new Map<string, number>([
-        ['q', o.policy.limit],
-        ['w', windowSeconds(o.policy)],
-      ]),
-    ]),
-  );
-  const current = serializeList(
-    outcomes.map((o) => [
-      o.policy.name,
-      new Map<string, number>([
-        ['r', Math.max(0, o.policy.limit - o.count)],
-        ['t', o.resetSeconds],
-      ]),
-    ]),
-  );
+  // Policy names are plain tokens and the values integers, so each member serializes as exactly
+  // "name";r=N;t=N (what serializeList prints, checked in test/rate-limits.test.ts) without its cost.
+  const current = outcomes
+    .map((o) => `"${o.policy.name}";r=${Math.max(0, o.policy.limit - o.count)};t=${o.resetSeconds}`)
+    .join(', ');
   const tightest = outcomes.reduce((a, b) => (b.policy.limit - b.count < a.policy.limit - a.count ? b : a));
   return {
-    'ratelimit-policy': policies,
+    'ratelimit-policy': policyHeader(outcomes),
     ratelimit: current,
     'ratelimit-limit': String(tightest.policy.limit),
     'ratelimit-remaining': String(Math.max(0, tightest.policy.limit - tightest.count)),

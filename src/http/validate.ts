@@ -40,7 +40,8 @@ function describe(error: ErrorObject): { field: string; message: string } {
 /** Checks input against the operation's schema; throws a 400 naming the first bad field. */
 export function validateInput<T>(schema: TSchema, input: unknown, fromQuery: boolean): T {
   // An absent body is an empty object: the schema then names each required field that is missing.
-  const value = input ?? {};
+  // A JSON null is a body, and not an object: it is refused like any other non-object.
+  const value = input === undefined ? {} : input;
   const validate = validatorFor(schema, fromQuery);
   if (!validate(value)) {
     const first = describe(validate.errors![0]);

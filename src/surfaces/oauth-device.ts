@@ -18,6 +18,11 @@ function oauthError(code: string, description: string, extra: Record<string, unk
  * same registry operations as the spec's own start and poll, so limits and state are shared.
  */
 export function registerOAuthDeviceFacade(app: FastifyInstance, deps: Deps): void {
+  // Encapsulated, so that form bodies are parsed on these two routes only: operations take JSON.
+  app.register(async (scope) => registerFacadeRoutes(scope, deps));
+}
+
+async function registerFacadeRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },

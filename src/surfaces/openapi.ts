@@ -128,10 +128,17 @@ function operationObject(op: Operation, deps: Deps) {
 export function buildOpenApi(deps: Deps, operations: readonly Operation[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
-    for (const path of [op.path, ...(op.aliases ?? [])]) {
-      paths[path] ??= {};
-      paths[path][op.method.toLowerCase()] = operationObject(op, deps);
-    }
+    paths[op.path] ??= {};
+    paths[op.path][op.method.toLowerCase()] = operationObject(op, deps);
+    // operationIds must be unique in the document (OpenAPI 3.1 §4.8.10), so an alias gets its own.
+    (op.aliases ?? []).forEach((alias, index) => {
+      paths[alias] ??= {};
+      paths[alias][op.method.toLowerCase()] = {
+        ...operationObject(op, deps),
+        operationId: `${op.id}Alias${index === 0 ? '' : index + 1}`,
+        'x-alias-of': op.path,
+      };
+    });
   }
   const tags = [...new Set(operations.map((op) => op.tag))].map((name) => ({ name }));
   return JSON.parse(

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
@@ -84,6 +84,8 @@ function translateFrameworkError(error: Error & { code?: string; statusCode?: nu
 
 export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
   app.setErrorHandler(async (error: Error & { code?: string; statusCode?: number }, request, reply) => {
+    // A body that fails to parse on a path with no operation is still the catch-all, not a 400.
+    if (request.is404 && isApiPath(request)) return catchAll(deps, request, reply);
     const apiError = error instanceof ApiError ? error : translateFrameworkError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     const rendered = renderError(apiError, { requestId: request.id });
@@ -92,31 +94,58 @@ export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
   });
 
   app.setNotFoundHandler(async (request, reply) => {
+    if (isApiPath(request)) return catchAll(deps, request, reply);
     const path = request.url.split('?')[0];
-    if (!path.startsWith('/api/')) {
-      reply.code(404);
-      return {
-        error: 'not_found',
-        error_kind: 'not_found',
-        message: `Nothing is served at ${path}.`,
-        request_id: request.id,
-      };
-    }
-    // Spec §5.11: any /api/ path matching no operation is a 401 with the catch-all body and a
-    // challenge pointing at the protected-resource metadata.
-    const rateHeaders = await chargeAnonymous(deps, rateKeyForIp(request.ip));
-    reply
-      .code(401)
-      .headers(rateHeaders)
-      .header(
-        'www-authenticate',
-        `Bearer resource_metadata="${deps.config.publicUrl}/.well-known/oauth-protected-resource"`,
-      );
+    reply.code(404);
     return {
-      error: {
-        code: 'no_such_operation',
-        message: `No operation matches ${request.method} ${path}. The list is at ${deps.config.publicUrl}/openapi.json.`,
-      },
+      error: 'not_found',
+      error_kind: 'not_found',
+      message: `Nothing is served at ${path}.`,
+      request_id: request.id,
     };
   });
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL it cannot decode never reaches the error handler, so it is
+ * rendered here (the catch-all under /api/, the Error shape elsewhere) instead of Fastify's own body.
+ */
+export function frameworkErrorHandler(deps: Deps) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    if (isApiPath(request) && error.code !== 'FST_ERR_ASYNC_CONSTRAINT') {
+      catchAll(deps, request, reply).then(
+        (body) => reply.send(body),
+        (failure) => reply.send(failure),
+      );
+      return;
+    }
+    const rendered = renderError(translateFrameworkError(error), { requestId: request.id });
+    reply.code(rendered.status).headers(rendered.headers).send(rendered.body);
+  };
+}
+
+function isApiPath(request: FastifyRequest): boolean {
+  return request.url.split('?')[0].startsWith('/api/');
+}
+
+/**
+ * Spec §5.11: any /api/ path matching no operation is a 401 with the catch-all body and a challenge
+ * pointing at the protected-resource metadata.
+ */
+async function catchAll(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0];
+  const rateHeaders = await chargeAnonymous(deps, rateKeyForIp(request.ip));
+  reply
+    .code(401)
+    .headers(rateHeaders)
+    .header(
+      'www-authenticate',
+      `Bearer resource_metadata="${deps.config.publicUrl}/.well-known/oauth-protected-resource"`,
+    );
+  return {
+    error: {
+      code: 'no_such_operation',
+      message: `No operation matches ${request.method} ${path}. The list is at ${deps.config.publicUrl}/openapi.json.`,
+    },
+  };
 }

@@ -2,6 +2,7 @@ import { MS } from '../../clock.ts';
 import type { Deps } from '../../deps.ts';
 import { newDeviceCode, newUserCode, normalizeUserCode, randomId, sha256 } from '../../secrets.ts';
 import type { DeviceGrantsTable } from '../../storage/schema.ts';
+import { sanitizeText } from '../feedback/sanitize.ts';
 import { getMember } from '../members/members.ts';
 import { mintToken } from './tokens.ts';
 
@@ -30,6 +31,8 @@ export interface StartedGrant {
 export async function startGrant(deps: Deps, request: StartGrant): Promise<StartedGrant> {
   const now = deps.clock.now();
   const deviceCode = newDeviceCode();
+  // Shown to the approving human: no hidden or control characters (PostgreSQL text refuses NUL, too).
+  const clientName = request.clientName === undefined ? null : sanitizeText(request.clientName) || null;
   // A user code collision with a live grant is vanishingly rare; retry rather than fail.
   for (let attempt = 0; ; attempt++) {
     const userCode = newUserCode();
@@ -41,7 +44,7 @@ export async function startGrant(deps: Deps, request: StartGrant): Promise<Start
           device_code_hash: sha256(deviceCode),
           user_code_hash: sha256(userCode),
           scopes: JSON.stringify([...new Set(request.scopes)]),
-          client_name: request.clientName ?? null,
+          client_name: clientName,
           sandbox: request.sandbox ? 1 : 0,
           status: 'pending',
           created_at: now,

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { MS } from '../../clock.ts';
 import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix } from '../../secrets.ts';
+import { arg, prepare } from '../../storage/prepared.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
 import type { MemberRef, TokenRef } from './principal.ts';
 import { isScope, type Scope } from './scopes.ts';
@@ -64,10 +65,8 @@ export type TokenLookup =
   | { ok: false; reason: 'malformed' | 'unknown' }
   | { ok: false; reason: 'revoked'; tokenId: string; prefix: string };
 
-/** One indexed read by hash; the plaintext never touches the database or the log. */
-export async function verifyToken(db: Executor, presented: string): Promise<TokenLookup> {
-  if (!isWellFormedToken(presented)) return { ok: false, reason: 'malformed' };
-  const row = await db
+const tokenByHash = prepare((db) =>
+  db
     .selectFrom('tokens')
     .innerJoin('members', 'members.id', 'tokens.member_id')
     .select([
@@ -83,8 +82,13 @@ export async function verifyToken(db: Executor, presented: string): Promise<Toke
       'members.email',
       'members.tier',
     ])
-    .where('tokens.hash', '=', sha256(presented))
-    .executeTakeFirst();
+    .where('tokens.hash', '=', arg(0)),
+);
+
+/** One indexed read by hash; the plaintext never touches the database or the log. */
+export async function verifyToken(db: Executor, presented: string): Promise<TokenLookup> {
+  if (!isWellFormedToken(presented)) return { ok: false, reason: 'malformed' };
+  const [row] = await tokenByHash(db, sha256(presented));
   if (!row) return { ok: false, reason: 'unknown' };
   if (row.revoked_at !== null)
     return { ok: false, reason: 'revoked', tokenId: row.token_id, prefix: row.prefix };

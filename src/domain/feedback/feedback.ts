@@ -86,7 +86,11 @@ export async function fileFeedback(
       `message is under ${SHORT_MESSAGE} characters; say what you did, what you expected and what you got.`,
     );
   }
-  const texts = [message, input.expected, input.got, input.categoryText].filter(Boolean).join('\n');
+  const categoryText = optional(input.categoryText);
+  const expected = optional(input.expected);
+  const got = optional(input.got);
+  // Scanned as stored: hidden characters must not split a phrase the moderator will then read whole.
+  const texts = [message, expected, got, categoryText].filter(Boolean).join('\n');
   if (looksLikePromptInjection(texts)) {
     warnings.push(
       'message looks like instructions to a model; it is filed as data and will be read by a human.',
@@ -97,12 +101,12 @@ export async function fileFeedback(
     member_id: attribution?.memberId ?? null,
     token_id: attribution?.tokenId ?? null,
     category: input.category,
-    category_text: optional(input.categoryText),
+    category_text: categoryText,
     priority: input.priority,
     message,
     url: optional(input.url),
-    expected: optional(input.expected),
-    got: optional(input.got),
+    expected,
+    got,
     agent_id: optional(input.agentId),
     contact: optional(input.contact),
     ip_hash: sha256(`${await ipSalt(deps)}:${ip}`),

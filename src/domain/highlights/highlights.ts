@@ -8,6 +8,7 @@ import {
   type PolicyOutcome,
   type RatePolicy,
 } from '../../http/rate-limit.ts';
+import { arg, prepare } from '../../storage/prepared.ts';
 import type { HighlightsTable } from '../../storage/schema.ts';
 
 /** How long a story waits for a moderator before it leaves the queue unreviewed. */
@@ -30,6 +31,27 @@ export interface SubmitResult {
   rate: PolicyOutcome;
 }
 
+const existingStory = prepare((db) =>
+  db.selectFrom('highlights').select(['member_id', 'status', 'expires_at']).where('id', '=', arg(0)),
+);
+
+const asNumber = (index: number) => arg(index) as unknown as number;
+
+const insertStory = prepare((db) =>
+  db.insertInto('highlights').values({
+    id: arg(0),
+    member_id: arg(1),
+    token_id: arg(2),
+    story: arg(3),
+    status: 'pending',
+    submitted_at: asNumber(4),
+    updated_at: asNumber(4),
+    expires_at: asNumber(5),
+    decided_at: null,
+    decided_by: null,
+  }),
+);
+
 /**
  * Files a story for moderation. A pending story with the same id is refreshed without spending the
  * daily quota; a new one spends it, atomically with the insert.
@@ -42,11 +64,7 @@ export async function submitHighlight(deps: Deps, submission: Submission): Promi
   const story = JSON.stringify(submission.story);
   const expiresAt = now + PENDING_TTL_MS;
   return deps.db.transaction().execute(async (trx) => {
-    const existing = await trx
-      .selectFrom('highlights')
-      .select(['member_id', 'status', 'expires_at'])
-      .where('id', '=', submission.story.id)
-      .executeTakeFirst();
+    const [existing] = await existingStory(trx, submission.story.id);
     if (existing && existing.member_id !== submission.memberId) {
       throw new ApiError(409, 'story_id_taken', 'conflict', {
         message: 'Another member already submitted a story with this id; use a slug of your own.',
@@ -98,7 +116,7 @@ export async function submitHighlight(deps: Deps, submission: Submission): Promi
       // An expired, never-moderated story comes back as a new submission under the same id.
       await trx.updateTable('highlights').set(row).where('id', '=', row.id).execute();
     } else {
-      await trx.insertInto('highlights').values(row).execute();
+      await insertStory(trx, row.id, row.member_id, row.token_id, row.story, now, expiresAt);
     }
     return { id: row.id, expiresAt, refreshed: false, rate: outcomeFor(policy, count, now) };
   });

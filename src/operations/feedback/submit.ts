@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { iso } from '../../clock.ts';
 import { FEEDBACK_CATEGORIES, type FeedbackCategory, fileFeedback } from '../../domain/feedback/feedback.ts';
-import { ApiError } from '../../http/errors.ts';
+import { sanitizeText } from '../../domain/feedback/sanitize.ts';
+import { ApiError, errors } from '../../http/errors.ts';
 import { defineOperation } from '../types.ts';
 
 const Category = Type.Union(FEEDBACK_CATEGORIES.map((c) => Type.Literal(c)));
@@ -75,6 +76,10 @@ export const submitFeedback = defineOperation<typeof Input.static, typeof Output
     { status: 429, description: 'More than 10 tickets per IP per hour' },
   ],
   async handler({ input, principal, deps, request }) {
+    // What is stored is the sanitized text; a message with nothing visible in it is a missing message.
+    if (sanitizeText(input.message) === '') {
+      throw errors.validation('message is required and must contain visible text', { field: 'message' });
+    }
     let category: FeedbackCategory;
     let categoryText: string | undefined;
     if (input.kind) {

@@ -1,0 +1,109 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { freePort } from '../test/helpers/app.ts';
+
+export interface Figures {
+  name: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  /** Server CPU per request, in microseconds: steadier than req/s when the machine is busy. */
+  cpuPerRequest?: number;
+}
+
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+/** CPU time (user + system) the process has used so far, in microseconds. */
+export function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1_000_000) / 100;
+}
+
+export function residentMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+export async function waitFor(url: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+export interface Server {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  health: string,
+): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url + health);
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export function cli(args: string[], env: Record<string, string>): string {
+  return execFileSync(process.execPath, ['bin/agent-commons.js', ...args], {
+    env: { ...process.env, ...env },
+  }).toString();
+}
+
+export async function load(name: string, options: autocannon.Options, pid?: number): Promise<Figures> {
+  const cpuBefore = pid ? cpuMicros(pid) : 0;
+  const result = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...options });
+  const cpuPerRequest = pid ? Math.round((cpuMicros(pid) - cpuBefore) / result.requests.total) : undefined;
+  return {
+    cpuPerRequest,
+    name,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export function report(rows: Figures[], baseline: Figures): void {
+  const table = rows.map((r) => ({
+    scenario: r.name,
+    'req/s': r.requestsPerSecond,
+    'vs (a)': `${Math.round((100 * r.requestsPerSecond) / baseline.requestsPerSecond)}%`,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    'server CPU µs/req': r.cpuPerRequest ?? '',
+  }));
+  console.table(table);
+}

@@ -1,0 +1,32 @@
+import type { Compilable, CompiledQuery } from 'kysely';
+import type { Db, Executor } from './schema.ts';
+
+const SENTINEL = '\u0000param:';
+
+/** Stand-in for the nth argument of a prepared query. */
+export function arg(index: number): string {
+  return `${SENTINEL}${index}`;
+}
+
+/**
+ * A query built and compiled once per database and then executed with fresh arguments: the hot
+ * paths (token lookup, rate counters) skip Kysely's builder and compiler on every request, while
+ * still running through its driver (connection pool or SQLite's connection lock and transactions).
+ */
+export function prepare<Row>(build: (db: Db) => Compilable<Row>) {
+  // Keyed by the dialect adapter: the database and its transactions share one, and one SQL text.
+  const compiled = new WeakMap<object, CompiledQuery<Row>>();
+  return async (executor: Executor, ...args: unknown[]): Promise<Row[]> => {
+    const adapter = executor.getExecutor().adapter;
+    let query = compiled.get(adapter);
+    if (!query) {
+      query = build(executor as Db).compile();
+      compiled.set(adapter, query);
+    }
+    const parameters = query.parameters.map((p) =>
+      typeof p === 'string' && p.startsWith(SENTINEL) ? args[Number(p.slice(SENTINEL.length))] : p,
+    );
+    const result = await executor.executeQuery<Row>({ ...query, parameters });
+    return result.rows;
+  };
+}
