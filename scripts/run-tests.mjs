@@ -1,16 +1,18 @@
-// Runs every test file with node:test through tsx. PostgreSQL suites run when a server is reachable
-// (TEST_POSTGRES_URL, or the local default); REQUIRE_POSTGRES=1 makes its absence a failure.
+// Runs every test file with node:test through tsx. PostgreSQL and Redis suites run when a server is
+// reachable (TEST_POSTGRES_URL / TEST_REDIS_URL, or the local defaults); REQUIRE_POSTGRES=1 and
+// REQUIRE_REDIS=1 (set by .ci/run) make an absent server a failure instead of a skip.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 
 const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+const DEFAULT_REDIS = 'redis://127.0.0.1:6379';
 
-function reachable(url) {
+function reachable(url, defaultPort) {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port || 5432) });
+    const socket = connect({ host: hostname, port: Number(port || defaultPort) });
     const done = (ok) => {
       socket.destroy();
       resolve(ok);
@@ -32,16 +34,22 @@ function testFiles(dir) {
 }
 
 const env = { ...process.env };
-const postgresUrl = env.TEST_POSTGRES_URL || DEFAULT_POSTGRES;
-if (await reachable(postgresUrl)) {
-  env.TEST_POSTGRES_URL = postgresUrl;
-} else if (env.REQUIRE_POSTGRES === '1') {
-  console.error(`REQUIRE_POSTGRES=1 but PostgreSQL is not reachable at ${postgresUrl}`);
-  process.exit(1);
-} else {
-  delete env.TEST_POSTGRES_URL;
-  console.log('PostgreSQL not reachable: its suites are reported as skipped.');
+
+async function detect(name, variable, fallback, defaultPort, requirement) {
+  const url = env[variable] || fallback;
+  if (await reachable(url, defaultPort)) {
+    env[variable] = url;
+  } else if (env[requirement] === '1') {
+    console.error(`${requirement}=1 but ${name} is not reachable at ${url}`);
+    process.exit(1);
+  } else {
+    delete env[variable];
+    console.log(`${name} not reachable: its suites are reported as skipped.`);
+  }
 }
+
+await detect('PostgreSQL', 'TEST_POSTGRES_URL', DEFAULT_POSTGRES, 5432, 'REQUIRE_POSTGRES');
+await detect('Redis', 'TEST_REDIS_URL', DEFAULT_REDIS, 6379, 'REQUIRE_REDIS');
 
 const files = process.argv.slice(2).length ? process.argv.slice(2) : testFiles('test');
 const child = spawn(

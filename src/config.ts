@@ -29,6 +29,8 @@ export interface Config {
   trustProxy: boolean;
   /** Optional Redis for per-minute rate counters shared by several instances. */
   redisUrl?: string;
+  /** Namespace of this deployment's keys in a shared Redis. */
+  redisKeyPrefix: string;
   /** Optional JSON file with the operator's tier ladder. */
   tiersFile?: string;
   limits: Limits;
@@ -88,6 +90,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: flag(env, 'TRUST_PROXY', false),
     redisUrl: env.REDIS_URL || undefined,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'agent-commons',
     tiersFile: env.TIERS_FILE || undefined,
     limits,
     defaultBodyLimit: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024),

@@ -38,7 +38,7 @@ export async function createDeps(
 ): Promise<Deps & { seeded: boolean }> {
   const database = openDatabase(config.databaseUrl);
   const windowCounters: WindowCounterStore = config.redisUrl
-    ? new RedisWindowCounters(config.redisUrl)
+    ? new RedisWindowCounters(config.redisUrl, config.redisKeyPrefix)
     : database.engine === 'sqlite'
       ? new MemoryWindowCounters()
       : new DatabaseWindowCounters(database.db);

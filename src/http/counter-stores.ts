@@ -5,8 +5,8 @@ import { counters } from './rate-limit.ts';
 /** Where the counters of short windows (a minute or less) live. Longer windows always use the database. */
 export interface WindowCounterStore {
   readonly kind: 'memory' | 'redis' | 'database';
-  /** Adds one hit and returns the window's count so far. */
-  hit(key: string, expiresAt: number): Promise<number>;
+  /** Adds one hit and returns the window's count so far; the window ends at expiresAt (now is the caller's clock). */
+  hit(key: string, expiresAt: number, now: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -22,8 +22,8 @@ export class MemoryWindowCounters implements WindowCounterStore {
   private readonly windows = new Map<string, { count: number; expiresAt: number }>();
   private hitsSinceSweep = 0;
 
-  async hit(key: string, expiresAt: number): Promise<number> {
-    if (++this.hitsSinceSweep >= 10_000) this.sweep(Date.now());
+  async hit(key: string, expiresAt: number, now: number): Promise<number> {
+    if (++this.hitsSinceSweep >= 10_000) this.sweep(now);
     const window = this.windows.get(key);
     if (window) return ++window.count;
     this.windows.set(key, { count: 1, expiresAt });
@@ -45,13 +45,18 @@ export class RedisWindowCounters implements WindowCounterStore {
   readonly kind = 'redis';
   private readonly client: Redis;
 
-  constructor(url: string) {
-    this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true });
+  constructor(
+    url: string,
+    private readonly prefix: string,
+  ) {
+    this.client = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
   }
 
-  async hit(key: string, expiresAt: number): Promise<number> {
-    const redisKey = `agent-commons:rate:${key}`;
-    const results = await this.client.multi().incr(redisKey).pexpireat(redisKey, expiresAt).exec();
+  async hit(key: string, expiresAt: number, now: number): Promise<number> {
+    const redisKey = `${this.prefix}:rate:${key}`;
+    // Relative expiry: the window's end is on our clock, which need not agree with Redis's.
+    const ttl = Math.max(1, expiresAt - now);
+    const results = await this.client.multi().incr(redisKey).pexpire(redisKey, ttl).exec();
     const [error, count] = results?.[0] ?? [new Error('no reply from Redis'), 0];
     if (error) throw error;
     return Number(count);

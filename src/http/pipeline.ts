@@ -52,7 +52,7 @@ async function charge(deps: Deps, policies: RatePolicy[], principal: Principal, 
     const expiresAt = windowBounds(policy, now).end;
     const short = policy.window !== 'utc_day' && policy.window <= SHORT_WINDOW_SECONDS;
     const count = short
-      ? await deps.windowCounters.hit(key, expiresAt)
+      ? await deps.windowCounters.hit(key, expiresAt, now)
       : await counters.hit(deps.db, key, expiresAt);
     outcomes.push(outcomeFor(policy, count, now));
   }

@@ -112,6 +112,8 @@ export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
  */
 export function frameworkErrorHandler(deps: Deps) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    // No request hook runs before a framework error: set what every reply carries here.
+    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
     if (isApiPath(request) && error.code !== 'FST_ERR_ASYNC_CONSTRAINT') {
       catchAll(deps, request, reply).then(
         (body) => reply.send(body),

@@ -83,7 +83,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   };
   const shutdown = async () => {
     await app.close();
-    await deps.database.close();
+    await deps.close();
   };
   await boot();
   const baseUrl = config.publicUrl;
@@ -99,6 +99,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     database,
     restart: async () => {
       await shutdown();
+      // Let the client see the old keep-alive sockets close before anything is sent to the new server.
+      await new Promise((resolve) => setTimeout(resolve, 50));
       await boot();
     },
     close: async () => {
@@ -126,7 +128,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     async member(tier, name = `Test ${tier}`) {
       const unique = Math.random().toString(36).slice(2, 8);
-      return createMember(deps.db, clock, deps.tiers, { email: `${tier}-${unique}@test.example`, name, tier });
+      return createMember(deps.db, clock, deps.tiers, {
+        email: `${tier}-${unique}@test.example`,
+        name,
+        tier,
+      });
     },
     async token(member, scopes, tokenOptions = {}) {
       const minted = await mintToken(deps.db, clock, deps.tiers, member, {

@@ -1,8 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { randomBytes } from 'node:crypto';
 
 export type EngineName = 'sqlite' | 'postgres';
 
@@ -23,7 +23,10 @@ export interface TestDatabase {
 export async function freshDatabase(engine: EngineName): Promise<TestDatabase> {
   if (engine === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'agent-commons-'));
-    return { url: `sqlite:${join(dir, 'agent.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      url: `sqlite:${join(dir, 'agent.db')}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   if (!postgresUrl) throw new Error('no PostgreSQL for this run');
   const name = `ac_test_${randomBytes(6).toString('hex')}`;

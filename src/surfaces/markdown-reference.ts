@@ -1,0 +1,50 @@
+import type { Deps } from '../deps.ts';
+import type { Operation } from '../operations/types.ts';
+
+const CREDENTIAL_TEXT: Record<Operation['credential'], string> = {
+  public: 'anonymous (a bearer is read if sent)',
+  optional_bearer: 'anonymous, or bearer to attribute',
+  bearer: 'agent bearer',
+  session: 'browser session only',
+  bearer_or_session: 'agent bearer or browser session',
+};
+
+function window(value: number | 'utc_day'): string {
+  if (value === 'utc_day') return 'UTC day';
+  return value % 3600 === 0 ? `${value / 3600} h` : `${value} s`;
+}
+
+/** docs/api-reference.md, rendered from the registry (a test keeps the committed file current). */
+export function renderMarkdownReference(deps: Deps, operations: readonly Operation[]): string {
+  const lines = [
+    '# Endpoint reference',
+    '',
+    '<!-- Generated from the operation registry by `npm run docs`; do not edit by hand. -->',
+    '',
+    'Conventions shared by every endpoint (errors, rate headers, idempotency, sandbox) are in [api.md](api.md).',
+    'Schemas: `/openapi.json`; the same content as a page: `/docs`.',
+    '',
+    '| Method | Path | Operation | MCP tool | Credential | Scope | Sandbox | Limits |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const op of operations) {
+    const limits = [...(op.rateLimits?.(deps) ?? []), ...(op.quotas?.(deps) ?? [])]
+      .map((p) => `${p.limit}/${p.per}/${window(p.window)}`)
+      .join(', ');
+    const paths = [op.path, ...(op.aliases ?? [])].map((p) => `\`${p}\``).join(', ');
+    lines.push(
+      `| ${op.method} | ${paths} | \`${op.id}\` | ${op.mcpTool ? `\`${op.mcpTool}\`` : '—'} | ${CREDENTIAL_TEXT[op.credential]} | ${op.scope ?? '—'} | ${op.sandbox} | ${limits || '—'} |`,
+    );
+  }
+  for (const op of operations) {
+    lines.push('', `## ${op.method} ${op.path}`, '', `**${op.summary}.** ${op.description ?? ''}`, '');
+    lines.push(`Success: ${op.successStatus}.${op.idempotent ? ' Accepts `Idempotency-Key`.' : ''}`);
+    if (op.inputFrom === 'body')
+      lines.push(`Body cap: ${op.bodyLimit ?? deps.config.defaultBodyLimit} bytes.`);
+    if (op.errors.length) {
+      lines.push('', '| Status | When |', '|---|---|');
+      for (const error of op.errors) lines.push(`| ${error.status} | ${error.description} |`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { parseList, serializeList } from 'structured-headers';
+import { MS } from '../src/clock.ts';
+import {
+  DatabaseWindowCounters,
+  MemoryWindowCounters,
+  RedisWindowCounters,
+  type WindowCounterStore,
+} from '../src/http/counter-stores.ts';
+import { outcomeFor, type RatePolicy, rateLimitHeaders } from '../src/http/rate-limit.ts';
+import { openDatabase } from '../src/storage/database.ts';
+import { migrateToLatest } from '../src/storage/migrations.ts';
+import { startTestApp } from './helpers/app.ts';
+import { engines, freshDatabase } from './helpers/databases.ts';
+
+const redisUrl = process.env.TEST_REDIS_URL;
+const redisSkip = redisUrl ? false : 'Redis not reachable (set TEST_REDIS_URL)';
+
+test('RateLimit headers are the RFC 9651 lists the structured-headers serializer prints', () => {
+  const now = Date.UTC(2026, 6, 16, 12, 0, 30);
+  const policies: RatePolicy[] = [
+    { name: 'token', limit: 1200, window: 60, per: 'token' },
+    { name: 'highlights', limit: 3, window: 'utc_day', per: 'token' },
+  ];
+  const outcomes = [outcomeFor(policies[0], 7, now), outcomeFor(policies[1], 3, now)];
+  const headers = rateLimitHeaders(outcomes);
+  const expected = serializeList(
+    outcomes.map((o) => [
+      o.policy.name,
+      new Map([
+        ['r', Math.max(0, o.policy.limit - o.count)],
+        ['t', o.resetSeconds],
+      ]),
+    ]),
+  );
+  assert.equal(headers.ratelimit, expected);
+  assert.equal(headers.ratelimit, '"token";r=1193;t=30, "highlights";r=0;t=43170');
+  assert.equal(headers['ratelimit-policy'], '"token";q=1200;w=60, "highlights";q=3;w=86400');
+  const parsed = parseList(headers['ratelimit-policy']);
+  assert.deepEqual(
+    parsed.map(([name, params]) => [name, params.get('q'), params.get('w')]),
+    [
+      ['token', 1200, 60],
+      ['highlights', 3, 86400],
+    ],
+  );
+  // The legacy trio follows the tightest policy.
+  assert.equal(headers['ratelimit-limit'], '3');
+  assert.equal(headers['ratelimit-remaining'], '0');
+  assert.equal(headers['ratelimit-reset'], '43170');
+});
+
+async function contract(store: WindowCounterStore) {
+  const key = `contract:${randomBytes(4).toString('hex')}`;
+  const expiresAt = Date.now() + MS.minute;
+  const counts = await Promise.all(Array.from({ length: 200 }, () => store.hit(key, expiresAt, Date.now())));
+  assert.deepEqual(
+    [...counts].sort((a, b) => a - b),
+    Array.from({ length: 200 }, (_, i) => i + 1),
+    'every concurrent hit gets its own count',
+  );
+  assert.equal(
+    await store.hit(`${key}:next-window`, expiresAt, Date.now()),
+    1,
+    'another window starts at one',
+  );
+}
+
+describe('window counter stores', () => {
+  test('memory: exact under concurrency', async () => {
+    const store = new MemoryWindowCounters();
+    await contract(store);
+    await store.close();
+  });
+
+  for (const engine of engines) {
+    test(`database (${engine.name}): exact under concurrency, and stored`, {
+      skip: engine.skip,
+    }, async () => {
+      const target = await freshDatabase(engine.name);
+      const database = openDatabase(target.url);
+      try {
+        await migrateToLatest(database.db);
+        const store = new DatabaseWindowCounters(database.db);
+        await contract(store);
+        const rows = await database.db.selectFrom('counters').select(['key', 'count']).execute();
+        assert.equal(rows.length, 2);
+        assert.equal(Math.max(...rows.map((r) => Number(r.count))), 200);
+      } finally {
+        await database.close();
+        await target.drop();
+      }
+    });
+  }
+
+  test('redis: exact under concurrency, and keys expire with their window', { skip: redisSkip }, async () => {
+    const prefix = `test-${randomBytes(4).toString('hex')}`;
+    const store = new RedisWindowCounters(redisUrl!, prefix);
+    const client = new Redis(redisUrl!);
+    try {
+      await contract(store);
+      const keys = await client.keys(`${prefix}:rate:*`);
+      assert.equal(keys.length, 2);
+      const ttl = await client.pttl(keys[0]);
+      assert.ok(ttl > 0 && ttl <= MS.minute, `ttl ${ttl}`);
+    } finally {
+      await store.close();
+      await client.quit();
+    }
+  });
+});
+
+async function sharedLimit(
+  config: { redisUrl?: string; redisKeyPrefix?: string },
+  engine: 'sqlite' | 'postgres',
+) {
+  const database = await freshDatabase(engine);
+  const first = await startTestApp({ database, limits: { anonymousPerMinute: 10 }, config });
+  const second = await startTestApp({ database, limits: { anonymousPerMinute: 10 }, config });
+  second.clock.set(first.clock.now());
+  try {
+    const calls = Array.from({ length: 16 }, (_, i) =>
+      (i % 2 ? first : second).call('GET', '/api/agent/setup-check'),
+    );
+    const statuses = (await Promise.all(calls)).map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 200).length, 10, statuses.join(','));
+    assert.equal(statuses.filter((s) => s === 429).length, 6);
+  } finally {
+    await first.close();
+    await second.close();
+    await database.drop();
+  }
+}
+
+describe('several instances behave like one', () => {
+  const postgres = engines.find((e) => e.name === 'postgres')!;
+  test(
+    'two instances on one PostgreSQL share the per-minute limit through the database',
+    { skip: postgres.skip },
+    () => sharedLimit({}, 'postgres'),
+  );
+  test(
+    'two instances on one PostgreSQL share the per-minute limit through Redis',
+    { skip: postgres.skip || redisSkip },
+    () => sharedLimit({ redisUrl, redisKeyPrefix: `test-${randomBytes(4).toString('hex')}` }, 'postgres'),
+  );
+});
+
+for (const engine of engines) {
+  describe(`hourly limits live in the database (${engine.name})`, { skip: engine.skip }, () => {
+    const apps: Awaited<ReturnType<typeof startTestApp>>[] = [];
+    after(async () => {
+      for (const app of apps) await app.close();
+    });
+    test('a restart does not reset the signup-start limit', async () => {
+      const app = await startTestApp({ engine: engine.name, limits: { signupStartPerHour: 2 } });
+      apps.push(app);
+      const start = () => app.call('POST', '/api/agent/signup/start', { body: { scopes: ['read:public'] } });
+      assert.equal((await start()).status, 200);
+      assert.equal((await start()).status, 200);
+      await app.restart();
+      const refused = await start();
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.policy, 'signup_start');
+      const stored = await app.deps.db.selectFrom('counters').select(['key', 'count']).execute();
+      assert.ok(stored.some((row) => row.key.startsWith('signup_start:') && Number(row.count) === 3));
+    });
+  });
+}
