@@ -3,8 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { MS } from '../src/clock.ts';
 import { approveGrant, denyGrant } from '../src/domain/auth/device-grants.ts';
 import { sha256 } from '../src/secrets.ts';
-import { engines } from './helpers/databases.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { engines } from './helpers/databases.ts';
 
 for (const engine of engines) {
   describe(`device-code grant (${engine.name})`, { skip: engine.skip }, () => {
@@ -14,12 +14,15 @@ for (const engine of engines) {
     });
     after(() => t?.close());
 
-    async function start(body: unknown = { scopes: ['read:public', 'events:rsvp', 'resources:book'], client_name: 'cal' }) {
+    async function start(
+      body: unknown = { scopes: ['read:public', 'events:rsvp', 'resources:book'], client_name: 'cal' },
+    ) {
       const response = await t.call('POST', '/api/agent/signup/start', { body });
       assert.equal(response.status, 200, response.text);
       return response.body as { device_code: string; user_code: string; verify_url_complete: string };
     }
-    const poll = (code: string) => t.call('GET', `/api/agent/signup/poll?device_code=${encodeURIComponent(code)}`);
+    const poll = (code: string) =>
+      t.call('GET', `/api/agent/signup/poll?device_code=${encodeURIComponent(code)}`);
 
     test('start → approve → poll delivers the token once, then 410', async () => {
       const member = await t.member('member');
@@ -28,7 +31,10 @@ for (const engine of engines) {
       assert.equal(grant.verify_url_complete, `${t.baseUrl}/signup-with-agent?code=${grant.user_code}`);
       const stored = await t.deps.db.selectFrom('device_grants').selectAll().executeTakeFirstOrThrow();
       assert.equal(stored.device_code_hash, sha256(grant.device_code), 'the device code is stored hashed');
-      assert.ok(!JSON.stringify(stored).includes(grant.device_code), 'the plaintext device code is not stored');
+      assert.ok(
+        !JSON.stringify(stored).includes(grant.device_code),
+        'the plaintext device code is not stored',
+      );
 
       const pending = await poll(grant.device_code);
       assert.equal(pending.status, 200);
@@ -76,7 +82,11 @@ for (const engine of engines) {
       assert.equal(delivered.length, 1, results.map((r) => r.status).join(','));
       assert.equal(delivered[0].body.status, 'completed');
       assert.ok(results.filter((r) => r.status !== 200).every((r) => r.status === 410));
-      const tokens = await t.deps.db.selectFrom('tokens').select('id').where('member_id', '=', member.id).execute();
+      const tokens = await t.deps.db
+        .selectFrom('tokens')
+        .select('id')
+        .where('member_id', '=', member.id)
+        .execute();
       assert.equal(tokens.length, 1, 'one token minted');
     });
 
@@ -102,8 +112,15 @@ for (const engine of engines) {
       const expired = await poll(grant.device_code);
       assert.equal(expired.status, 410);
       assert.equal(expired.body.error, 'expired_token');
-      assert.deepEqual(await approveGrant(t.deps, grant.user_code, member.id), { ok: false, reason: 'decided' });
-      const row = await t.deps.db.selectFrom('device_grants').select('status').where('device_code_hash', '=', sha256(grant.device_code)).executeTakeFirstOrThrow();
+      assert.deepEqual(await approveGrant(t.deps, grant.user_code, member.id), {
+        ok: false,
+        reason: 'decided',
+      });
+      const row = await t.deps.db
+        .selectFrom('device_grants')
+        .select('status')
+        .where('device_code_hash', '=', sha256(grant.device_code))
+        .executeTakeFirstOrThrow();
       assert.equal(row.status, 'expired');
     });
 
@@ -115,7 +132,11 @@ for (const engine of engines) {
       assert.equal(cancelled.status, 200);
       assert.deepEqual(cancelled.body, { status: 'cancelled', reason: 'not mine' });
       assert.equal((await poll(grant.device_code)).status, 410);
-      const tokens = await t.deps.db.selectFrom('tokens').select('id').where('member_id', '=', member.id).execute();
+      const tokens = await t.deps.db
+        .selectFrom('tokens')
+        .select('id')
+        .where('member_id', '=', member.id)
+        .execute();
       assert.equal(tokens.length, 0);
     });
 
@@ -127,10 +148,14 @@ for (const engine of engines) {
         const retry = await t.call('POST', '/api/agent/signup/start', { body: response.body.example });
         assert.equal(retry.status, 200, 'the example body works as is');
       }
-      const unknown = await t.call('POST', '/api/agent/signup/start', { body: { scopes: ['read:public', 'root'] } });
+      const unknown = await t.call('POST', '/api/agent/signup/start', {
+        body: { scopes: ['read:public', 'root'] },
+      });
       assert.equal(unknown.status, 400);
       assert.deepEqual(unknown.body.unknown_scopes, ['root']);
-      const tooLong = await t.call('POST', '/api/agent/signup/start', { body: { scopes: ['read:public'], client_name: 'x'.repeat(81) } });
+      const tooLong = await t.call('POST', '/api/agent/signup/start', {
+        body: { scopes: ['read:public'], client_name: 'x'.repeat(81) },
+      });
       assert.equal(tooLong.status, 400);
       assert.equal(tooLong.body.field, 'client_name');
     });
@@ -151,10 +176,17 @@ for (const engine of engines) {
         rawBody: new URLSearchParams(fields).toString(),
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
-      const started = await t.call('POST', '/oauth/device_authorization', form({ scope: 'read:public events:rsvp', client_id: 'cli' }));
+      const started = await t.call(
+        'POST',
+        '/oauth/device_authorization',
+        form({ scope: 'read:public events:rsvp', client_id: 'cli' }),
+      );
       assert.equal(started.status, 200, started.text);
       assert.ok(started.body.verification_uri_complete.includes(started.body.user_code));
-      const grant = { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code };
+      const grant = {
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: started.body.device_code,
+      };
       const pending = await t.call('POST', '/oauth/token', form(grant));
       assert.equal(pending.status, 400);
       assert.equal(pending.body.error, 'authorization_pending');
@@ -173,9 +205,15 @@ for (const engine of engines) {
       const fresh = await startTestApp({ engine: engine.name });
       try {
         for (let i = 0; i < 30; i++) {
-          assert.equal((await fresh.call('POST', '/api/agent/signup/start', { body: { scopes: ['read:public'] } })).status, 200);
+          assert.equal(
+            (await fresh.call('POST', '/api/agent/signup/start', { body: { scopes: ['read:public'] } }))
+              .status,
+            200,
+          );
         }
-        const refused = await fresh.call('POST', '/api/agent/signup/start', { body: { scopes: ['read:public'] } });
+        const refused = await fresh.call('POST', '/api/agent/signup/start', {
+          body: { scopes: ['read:public'] },
+        });
         assert.equal(refused.status, 429);
         assert.equal(refused.body.error_kind, 'rate_limit');
         assert.ok(Number(refused.headers.get('retry-after')) > 0);
@@ -183,7 +221,10 @@ for (const engine of engines) {
         const rows = await fresh.deps.db.selectFrom('device_grants').select('id').execute();
         assert.equal(rows.length, 30, 'the refused start stored nothing');
         fresh.clock.advance(MS.hour);
-        assert.equal((await fresh.call('POST', '/api/agent/signup/start', { body: { scopes: ['read:public'] } })).status, 200);
+        assert.equal(
+          (await fresh.call('POST', '/api/agent/signup/start', { body: { scopes: ['read:public'] } })).status,
+          200,
+        );
       } finally {
         await fresh.close();
       }

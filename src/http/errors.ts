@@ -1,4 +1,4 @@
-import type { RateInfo } from './rate-limit.ts';
+import type { PolicyOutcome, RateInfo } from './rate-limit.ts';
 
 /** The closed set of machine-readable failure classes (spec 2.2 error_kind). */
 export const ERROR_KINDS = [
@@ -33,6 +33,8 @@ export interface ErrorOptions {
   headers?: Record<string, string>;
   rate?: RateInfo;
   retryAfterSeconds?: number;
+  /** Quotas a handler counted before failing, so the RateLimit headers name the one exhausted. */
+  policies?: PolicyOutcome[];
 }
 
 /** Every failure an operation reports travels as an ApiError and is rendered once per surface. */

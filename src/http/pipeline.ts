@@ -129,6 +129,7 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
   const now = deps.clock.now();
   const policies = defaultPolicies(deps);
   let rateHeaders: Record<string, string> = {};
+  let charged: PolicyOutcome[] = [];
   let principal: Principal = { kind: 'anonymous' };
   try {
     const auth = await authenticate(deps, request, now);
@@ -147,10 +148,12 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
       request.ip,
       now,
     );
+    charged = outcomes;
     rateHeaders = rateLimitHeaders(outcomes);
     if (exceeded) throw rateLimitedError(exceeded);
 
-    const input = validateInput<unknown>(op.input, request.input, op.inputFrom === 'query');
+    const checked = validateInput<unknown>(op.input, request.input, op.inputFrom === 'query');
+    const input = op.refineInput ? op.refineInput(checked) : checked;
 
     if (principal.kind === 'bearer' && principal.token.sandbox && op.sandbox !== 'real') {
       if (op.sandbox === 'denied') {
@@ -176,7 +179,7 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
         return {
           status: claim.response.status,
           body: claim.response.body,
-          headers: { ...claim.response.headers, 'idempotent-replayed': 'true' },
+          headers: { ...rateHeaders, ...claim.response.headers, 'idempotent-replayed': 'true' },
         };
       }
       keyHash = claim.keyHash;
@@ -199,7 +202,8 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
       throw error;
     }
     const status = result.status ?? op.successStatus;
-    const headers = { ...rateHeaders, ...rateLimitHeaders(result.rate ?? []), ...result.headers };
+    // One RateLimit list naming the policies charged up front and the quotas the handler counted.
+    const headers = { ...rateLimitHeaders([...charged, ...(result.rate ?? [])]), ...result.headers };
     if (keyHash) await completeIdempotencyKey(deps.db, keyHash, { status, headers, body: result.body });
     return { status, body: result.body, headers };
   } catch (error) {
@@ -223,6 +227,7 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
         request.log?.error({ err: chargeError, requestId: request.requestId }, 'rate counter failed');
       }
     }
+    if (apiError.options.policies) rateHeaders = rateLimitHeaders([...charged, ...apiError.options.policies]);
     return renderError(apiError, request, rateHeaders);
   }
 }

@@ -81,6 +81,11 @@ export interface Operation<Input = any, Output = any> {
   bodyLimit?: number;
   inputFrom: 'body' | 'query';
   input: TSchema;
+  /**
+   * Checks the schema cannot express (e.g. a body in either of two shapes) and returns the input the
+   * handler receives; throws an ApiError. Runs in the validation step, so sandbox calls get it too.
+   */
+  refineInput?: (input: any) => Input;
   output: TSchema;
   successStatus: number;
   errors: DocumentedError[];

@@ -92,6 +92,7 @@ export async function submitHighlight(deps: Deps, submission: Submission): Promi
         message: `At most ${policy.limit} new highlights per token per UTC day; resubmitting a pending id is free. Back off to the next UTC day.`,
         rate: { current: policy.limit, remaining: 0, limit: policy.limit },
         retryAfterSeconds: outcome.resetSeconds,
+        policies: [outcome],
         extra: {
           limit: policy.limit,
           window: 'utc_day',

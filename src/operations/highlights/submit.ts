@@ -38,7 +38,10 @@ function storyOf(input: Record<string, unknown>): Record<string, unknown> & { id
   }
 }
 
-export const submitHighlight = defineOperation<Record<string, unknown>, typeof Output.static>({
+export const submitHighlight = defineOperation<
+  Record<string, unknown> & { id: string },
+  typeof Output.static
+>({
   id: 'submitHighlight',
   method: 'POST',
   path: '/api/ingest/highlights/pending',
@@ -66,9 +69,9 @@ export const submitHighlight = defineOperation<Record<string, unknown>, typeof O
     { status: 429, description: 'Per-token daily limit reached' },
     { status: 500, description: 'Enqueue failed' },
   ],
-  async handler({ input, principal, deps }) {
+  refineInput: storyOf,
+  async handler({ input: story, principal, deps }) {
     if (principal.kind !== 'bearer') throw new Error('pipeline let a non-bearer through');
-    const story = storyOf(input);
     const result = await submit(deps, { story, memberId: principal.member.id, tokenId: principal.token.id });
     const pollUrl = `${deps.config.publicUrl}/api/ingest/highlights/pending?id=${encodeURIComponent(result.id)}`;
     return {
