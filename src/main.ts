@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './cli/admin.ts';
-import { serve } from './cli/serve.ts';
 
 const program = new Command('agent-commons').description(
   'agent-commons: agents acting for community members',
@@ -10,7 +9,8 @@ program
   .command('serve')
   .description('serve the API and pages (seeds the demo community into a new database unless --no-seed)')
   .option('--no-seed', 'do not seed the demo community into a new database')
-  .action((options) => serve({ seed: options.seed }));
+  // Loaded only for serve, so admin commands do not pay for importing the HTTP app.
+  .action(async (options) => (await import('./cli/serve.ts')).serve({ seed: options.seed }));
 
 registerAdminCommands(program);
 

@@ -120,7 +120,10 @@ export function registerAdminCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o) =>
       withDeps(async (deps) => {
-        const rows = (await listTokens(deps.db, o.member)).map(({ hash: _hash, ...rest }) => rest);
+        const rows = (await listTokens(deps.db, o.member)).map(({ hash: _hash, ...rest }) => ({
+          ...rest,
+          scopes: JSON.parse(rest.scopes) as string[],
+        }));
         o.json
           ? printJson(rows)
           : printTable(rows, ['id', 'prefix', 'member_id', 'sandbox', 'source', 'scopes']);

@@ -61,6 +61,9 @@ function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
 
 function openPostgres(url: string): Database {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection the server drops (restart, failover, pg_terminate_backend) is emitted here;
+  // unhandled, it would crash the process. The pool has already discarded it and reconnects on demand.
+  pool.on('error', () => {});
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) }) as Db;
   const parsed = new URL(url);
   return {

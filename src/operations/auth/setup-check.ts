@@ -3,6 +3,9 @@ import type { Deps } from '../../deps.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 
+/** MCP clients expand ${VAR} in their config, so the token stays in the environment, not the file. */
+const TOKEN_VARIABLE = ['$', '{AGENT_COMMONS_TOKEN}'].join('');
+
 /** How to point an MCP client at this service with a static bearer header. */
 export function mcpInstallRecipe(deps: Deps) {
   const url = `${deps.config.publicUrl}/api/mcp`;
@@ -15,7 +18,7 @@ export function mcpInstallRecipe(deps: Deps) {
         'agent-commons': {
           type: 'http',
           url,
-          headers: { Authorization: `Bearer ${'${AGENT_COMMONS_TOKEN}'}` },
+          headers: { Authorization: `Bearer ${TOKEN_VARIABLE}` },
         },
       },
     },
