@@ -45,6 +45,14 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
 
   // Operations take JSON only: a text/plain body is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
+  // An empty body sent as application/json is no body (clients that always send the header can
+  // call operations that take none); anything else goes through Fastify's hardened JSON parser.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
 
   // Set as the request arrives (a callback hook, no promise per request), so every reply carries them.
   app.addHook('onRequest', (request, reply, done) => {

@@ -42,7 +42,7 @@ export async function createMember(
     id: randomId('mem', 8),
     email,
     name: input.name.trim(),
-    handle: input.handle ?? `${handleFrom(input.name)}-${randomId('', 2).slice(1)}`,
+    handle: input.handle ?? `${handleFrom(input.name)}-${randomId('', 4).slice(1)}`,
     tier,
     created_at: now,
     updated_at: now,
