@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { registerDirectReader } from './prepared.ts';
 import type { Db } from './schema.ts';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -34,29 +35,29 @@ function openSqlite(path: string): Database {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }) as Db;
+  // Checkpoint less often: a page written by many commits is copied back to the file once.
+  sqlite.pragma('wal_autocheckpoint = 10000');
+  const cached = withStatementCache(sqlite);
+  const db = new Kysely({ dialect: new SqliteDialect({ database: cached }) }) as Db;
+  registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
   return { db, engine: 'sqlite', location: file, close: () => db.destroy() };
 }
 
-/** Kysely prepares every query anew; caching prepared statements by SQL text removes that cost. */
+/**
+ * Kysely prepares every query anew; caching prepared statements by SQL text removes that cost. Kysely
+ * needs only prepare and close from the handle.
+ */
 function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
-  return new Proxy(sqlite, {
-    get(target, property, receiver) {
-      if (property === 'prepare') {
-        return (text: string) => {
-          let statement = cache.get(text);
-          if (!statement) {
-            statement = target.prepare(text);
-            if (cache.size < 1000) cache.set(text, statement);
-          }
-          return statement;
-        };
-      }
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const prepare = (text: string) => {
+    let statement = cache.get(text);
+    if (!statement) {
+      statement = sqlite.prepare(text);
+      if (cache.size < 1000) cache.set(text, statement);
+    }
+    return statement;
+  };
+  return { prepare, close: () => sqlite.close() } as unknown as SQLite.Database;
 }
 
 function openPostgres(url: string): Database {

@@ -3,6 +3,20 @@ import type { Db, Executor } from './schema.ts';
 
 const SENTINEL = '\u0000param:';
 
+type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[];
+
+/**
+ * The embedded engine answers reads synchronously. A read-only prepared query on the database itself
+ * (never inside a transaction: those go through Kysely) may skip the connection lock and its promise
+ * hops. Reads that overlap an open transaction on the one SQLite connection can see its uncommitted
+ * rows; the only reads taking this path (token lookups) are safe with that.
+ */
+const directReaders = new WeakMap<object, DirectReader>();
+
+export function registerDirectReader(db: Db, reader: DirectReader): void {
+  directReaders.set(db, reader);
+}
+
 /** Stand-in for the nth argument of a prepared query. */
 export function arg(index: number): string {
   return `${SENTINEL}${index}`;
@@ -13,7 +27,7 @@ export function arg(index: number): string {
  * paths (token lookup, rate counters) skip Kysely's builder and compiler on every request, while
  * still running through its driver (connection pool or SQLite's connection lock and transactions).
  */
-export function prepare<Row>(build: (db: Db) => Compilable<Row>) {
+export function prepare<Row>(build: (db: Db) => Compilable<Row>, options: { directRead?: boolean } = {}) {
   // Keyed by the dialect adapter: the database and its transactions share one, and one SQL text.
   const compiled = new WeakMap<object, CompiledQuery<Row>>();
   return async (executor: Executor, ...args: unknown[]): Promise<Row[]> => {
@@ -26,6 +40,8 @@ export function prepare<Row>(build: (db: Db) => Compilable<Row>) {
     const parameters = query.parameters.map((p) =>
       typeof p === 'string' && p.startsWith(SENTINEL) ? args[Number(p.slice(SENTINEL.length))] : p,
     );
+    const direct = options.directRead ? directReaders.get(executor) : undefined;
+    if (direct) return direct(query.sql, parameters) as Row[];
     const result = await executor.executeQuery<Row>({ ...query, parameters });
     return result.rows;
   };

@@ -65,24 +65,26 @@ export type TokenLookup =
   | { ok: false; reason: 'malformed' | 'unknown' }
   | { ok: false; reason: 'revoked'; tokenId: string; prefix: string };
 
-const tokenByHash = prepare((db) =>
-  db
-    .selectFrom('tokens')
-    .innerJoin('members', 'members.id', 'tokens.member_id')
-    .select([
-      'tokens.id as token_id',
-      'tokens.prefix',
-      'tokens.scopes',
-      'tokens.sandbox',
-      'tokens.created_at',
-      'tokens.last_used_at',
-      'tokens.revoked_at',
-      'members.id as member_id',
-      'members.name',
-      'members.email',
-      'members.tier',
-    ])
-    .where('tokens.hash', '=', arg(0)),
+const tokenByHash = prepare(
+  (db) =>
+    db
+      .selectFrom('tokens')
+      .innerJoin('members', 'members.id', 'tokens.member_id')
+      .select([
+        'tokens.id as token_id',
+        'tokens.prefix',
+        'tokens.scopes',
+        'tokens.sandbox',
+        'tokens.created_at',
+        'tokens.last_used_at',
+        'tokens.revoked_at',
+        'members.id as member_id',
+        'members.name',
+        'members.email',
+        'members.tier',
+      ])
+      .where('tokens.hash', '=', arg(0)),
+  { directRead: true },
 );
 
 /** One indexed read by hash; the plaintext never touches the database or the log. */
