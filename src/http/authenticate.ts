@@ -29,7 +29,7 @@ export async function authenticate(deps: Deps, request: CallRequest, now: number
         ),
       };
     }
-    const lookup = await verifyToken(deps.db, match[1]);
+    const lookup = await verifyToken(deps.db, match[1], deps.database.authCache);
     if (!lookup.ok) {
       const message = {
         malformed: 'The bearer is not an agent token (agt_ followed by 43 base64url characters).',

@@ -3,16 +3,26 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { InvalidatingCache } from './invalidating-cache.ts';
 import { registerDirectReader } from './prepared.ts';
 import type { Db } from './schema.ts';
+import { WriteWatchPlugin } from './write-watch.ts';
 
 export type Engine = 'sqlite' | 'postgres';
+
+/** The tables a token lookup reads: a write to either empties the lookup cache. */
+const AUTH_TABLES = new Set(['tokens', 'members']);
 
 export interface Database {
   db: Db;
   engine: Engine;
   /** Where the data lives, without credentials: safe to print. */
   location: string;
+  /**
+   * Token lookups that stay exact (embedded engine only): emptied by any write to tokens or members.
+   * PostgreSQL has none, so every instance reads the database on every request.
+   */
+  authCache?: InvalidatingCache<unknown>;
   close(): Promise<void>;
 }
 
@@ -38,9 +48,13 @@ function openSqlite(path: string): Database {
   // Checkpoint less often: a page written by many commits is copied back to the file once.
   sqlite.pragma('wal_autocheckpoint = 10000');
   const cached = withStatementCache(sqlite);
-  const db = new Kysely({ dialect: new SqliteDialect({ database: cached }) }) as Db;
+  const authCache = new InvalidatingCache<unknown>(
+    () => sqlite.pragma('data_version', { simple: true }) as number,
+  );
+  const watch = new WriteWatchPlugin(AUTH_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
+  const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
   registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
-  return { db, engine: 'sqlite', location: file, close: () => db.destroy() };
+  return { db, engine: 'sqlite', location: file, authCache, close: () => db.destroy() };
 }
 
 /**

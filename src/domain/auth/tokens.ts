@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { MS } from '../../clock.ts';
 import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix } from '../../secrets.ts';
+import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
 import type { MemberRef, TokenRef } from './principal.ts';
@@ -87,14 +88,27 @@ const tokenByHash = prepare(
   { directRead: true },
 );
 
-/** One indexed read by hash; the plaintext never touches the database or the log. */
-export async function verifyToken(db: Executor, presented: string): Promise<TokenLookup> {
+type ValidLookup = Extract<TokenLookup, { ok: true }>;
+
+/**
+ * One indexed read by hash; the plaintext never touches the database or the log. With a cache (the
+ * embedded engine), a valid lookup is reused until a write to tokens or members could change it.
+ */
+export async function verifyToken(
+  db: Executor,
+  presented: string,
+  cache?: InvalidatingCache<unknown>,
+): Promise<TokenLookup> {
   if (!isWellFormedToken(presented)) return { ok: false, reason: 'malformed' };
-  const [row] = await tokenByHash(db, sha256(presented));
+  const hash = sha256(presented);
+  const cached = cache?.get(hash) as ValidLookup | undefined;
+  if (cached) return cached;
+  const snapshot = cache?.snapshot() ?? 0;
+  const [row] = await tokenByHash(db, hash);
   if (!row) return { ok: false, reason: 'unknown' };
   if (row.revoked_at !== null)
     return { ok: false, reason: 'revoked', tokenId: row.token_id, prefix: row.prefix };
-  return {
+  const lookup: ValidLookup = {
     ok: true,
     token: {
       id: row.token_id,
@@ -106,11 +120,15 @@ export async function verifyToken(db: Executor, presented: string): Promise<Toke
     },
     member: { id: row.member_id, name: row.name, email: row.email, tier: row.tier },
   };
+  cache?.set(hash, lookup, snapshot);
+  return lookup;
 }
 
 /** Recorded at most once a minute per token, so reads do not each cost a write. */
 export async function touchToken(db: Executor, token: TokenRef, now: number): Promise<void> {
   if (token.lastUsedAt !== null && now - token.lastUsedAt < MS.minute) return;
+  // The reference may be a cached lookup: keep it current so the next request does not write again.
+  token.lastUsedAt = now;
   await db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', token.id).execute();
 }
 

@@ -1,0 +1,72 @@
+import type {
+  KyselyPlugin,
+  OperationNode,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
+
+const WRITES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode']);
+
+function tablesOf(node: OperationNode | undefined, into: string[] = []): string[] {
+  if (!node) return into;
+  const record = node as unknown as Record<string, unknown>;
+  if (node.kind === 'TableNode') {
+    const name = (record.table as { identifier?: { name?: string } })?.identifier?.name;
+    if (name) into.push(name);
+    return into;
+  }
+  if (node.kind === 'FromNode') for (const from of record.froms as OperationNode[]) tablesOf(from, into);
+  if (node.kind === 'AliasNode') tablesOf(record.node as OperationNode, into);
+  return into;
+}
+
+function writtenTables(node: RootOperationNode): string[] {
+  const record = node as unknown as Record<string, OperationNode | undefined>;
+  if (node.kind === 'InsertQueryNode') return tablesOf(record.into);
+  if (node.kind === 'UpdateQueryNode') return tablesOf(record.table);
+  if (node.kind === 'DeleteQueryNode') return tablesOf(record.from);
+  return [];
+}
+
+/**
+ * Calls onWrite when a query built through Kysely writes one of the watched tables, as it is built
+ * and again once it has run, so a cache filled in between cannot keep what the write replaced.
+ * `ignoreColumns` names updates that do not count (e.g. a last-used timestamp).
+ */
+export class WriteWatchPlugin implements KyselyPlugin {
+  private readonly pending = new Set<unknown>();
+
+  constructor(
+    private readonly tables: ReadonlySet<string>,
+    private readonly onWrite: () => void,
+    private readonly ignoreColumns: ReadonlySet<string> = new Set(),
+  ) {}
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const { node } = args;
+    if (
+      WRITES.has(node.kind) &&
+      writtenTables(node).some((t) => this.tables.has(t)) &&
+      !this.ignorable(node)
+    ) {
+      this.onWrite();
+      this.pending.add(args.queryId);
+    }
+    return node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    if (this.pending.delete(args.queryId)) this.onWrite();
+    return args.result;
+  }
+
+  private ignorable(node: RootOperationNode): boolean {
+    if (node.kind !== 'UpdateQueryNode' || this.ignoreColumns.size === 0) return false;
+    const updates =
+      (node as unknown as { updates?: { column: { column?: { name?: string } } }[] }).updates ?? [];
+    return updates.length > 0 && updates.every((u) => this.ignoreColumns.has(u.column?.column?.name ?? ''));
+  }
+}
