@@ -16,6 +16,8 @@ export interface Figures {
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** Unmeasured load first, so the JIT has compiled the hot path before the figures are taken. */
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
 /** CPU time (user + system) the process has used so far, in microseconds. */
 export function cpuMicros(pid: number): number {
@@ -80,6 +82,8 @@ export function cli(args: string[], env: Record<string, string>): string {
 }
 
 export async function load(name: string, options: autocannon.Options, pid?: number): Promise<Figures> {
+  if (WARMUP_SECONDS > 0)
+    await autocannon({ connections: CONNECTIONS, ...options, duration: WARMUP_SECONDS });
   const cpuBefore = pid ? cpuMicros(pid) : 0;
   const result = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...options });
   const cpuPerRequest = pid ? Math.round((cpuMicros(pid) - cpuBefore) / result.requests.total) : undefined;

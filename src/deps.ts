@@ -12,6 +12,7 @@ import {
 import { type Database, openDatabase } from './storage/database.ts';
 import { isFreshDatabase, migrateToLatest } from './storage/migrations.ts';
 import type { Db } from './storage/schema.ts';
+import { WriteBatcher } from './storage/write-batcher.ts';
 
 /** Everything the service needs from the outside world, built once (the composition root). */
 export interface Deps {
@@ -20,6 +21,8 @@ export interface Deps {
   db: Db;
   clock: Clock;
   tiers: TierLadder;
+  /** Write transactions for hot writes: group commit on the embedded engine (storage/write-batcher.ts). */
+  writes: WriteBatcher;
   /** Counters of windows of a minute or less (see http/counter-stores.ts for the choice). */
   windowCounters: WindowCounterStore;
   close(): Promise<void>;
@@ -49,6 +52,7 @@ export async function createDeps(
     clock: options.clock ?? systemClock,
     tiers: options.tiers ?? loadTierLadder(config.tiersFile),
     windowCounters,
+    writes: new WriteBatcher(database),
     close: async () => {
       await windowCounters.close();
       await database.close();

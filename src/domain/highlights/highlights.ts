@@ -63,7 +63,7 @@ export async function submitHighlight(deps: Deps, submission: Submission): Promi
   const quotaEnds = utcDayStart(now) + MS.day;
   const story = JSON.stringify(submission.story);
   const expiresAt = now + PENDING_TTL_MS;
-  return deps.db.transaction().execute(async (trx) => {
+  return deps.writes.run(async (trx) => {
     const [existing] = await existingStory(trx, submission.story.id);
     if (existing && existing.member_id !== submission.memberId) {
       throw new ApiError(409, 'story_id_taken', 'conflict', {

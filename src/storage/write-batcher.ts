@@ -1,0 +1,64 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from './database.ts';
+import type { Schema } from './schema.ts';
+
+export type WriteUnit<T> = (trx: Transaction<Schema>) => Promise<T>;
+
+interface Queued {
+  unit: WriteUnit<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+const MAX_BATCH = 256;
+
+/**
+ * Runs each write unit in a transaction of its own on PostgreSQL. On the embedded engine, which has
+ * one writer anyway, units that arrive together share one transaction (group commit): each runs
+ * inside a savepoint, so a unit that throws is rolled back alone and gets its own error, and every
+ * caller hears back only after the shared COMMIT, so an acknowledged write is on disk as before.
+ */
+export class WriteBatcher {
+  private readonly queue: Queued[] = [];
+  private flushing = false;
+
+  constructor(private readonly database: Database) {}
+
+  run<T>(unit: WriteUnit<T>): Promise<T> {
+    if (this.database.engine !== 'sqlite') return this.database.db.transaction().execute(unit);
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      const settled: (() => void)[] = [];
+      try {
+        await this.database.db.transaction().execute(async (trx) => {
+          for (const item of batch) {
+            await sql`savepoint write_unit`.execute(trx);
+            try {
+              const value = await item.unit(trx);
+              await sql`release write_unit`.execute(trx);
+              settled.push(() => item.resolve(value));
+            } catch (error) {
+              await sql`rollback to write_unit`.execute(trx);
+              await sql`release write_unit`.execute(trx);
+              settled.push(() => item.reject(error));
+            }
+          }
+        });
+        for (const settle of settled) settle();
+      } catch (error) {
+        for (const item of batch) item.reject(error);
+      }
+    }
+    this.flushing = false;
+  }
+}
