@@ -48,9 +48,9 @@ function openSqlite(path: string): Database {
   // Checkpoint less often: a page written by many commits is copied back to the file once.
   sqlite.pragma('wal_autocheckpoint = 10000');
   const cached = withStatementCache(sqlite);
-  const authCache = new InvalidatingCache<unknown>(
-    () => sqlite.pragma('data_version', { simple: true }) as number,
-  );
+  // Prepared once: pragma() would compile the statement on every request.
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  const authCache = new InvalidatingCache<unknown>(() => dataVersion.get() as number);
   const watch = new WriteWatchPlugin(AUTH_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
   const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
   registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
