@@ -6,7 +6,7 @@ import { counters } from './rate-limit.ts';
 export interface WindowCounterStore {
   readonly kind: 'memory' | 'redis' | 'database';
   /** Adds one hit and returns the window's count so far; the window ends at expiresAt (now is the caller's clock). */
-  hit(key: string, expiresAt: number, now: number): Promise<number>;
+  hit(key: string, expiresAt: number, now: number): number | Promise<number>;
   close(): Promise<void>;
 }
 
@@ -22,7 +22,7 @@ export class MemoryWindowCounters implements WindowCounterStore {
   private readonly windows = new Map<string, { count: number; expiresAt: number }>();
   private hitsSinceSweep = 0;
 
-  async hit(key: string, expiresAt: number, now: number): Promise<number> {
+  hit(key: string, expiresAt: number, now: number): number {
     if (++this.hitsSinceSweep >= 10_000) this.sweep(now);
     const window = this.windows.get(key);
     if (window) return ++window.count;

@@ -1,17 +1,24 @@
 const MAX_ENTRIES = 10_000;
+/** How often another process's commits are looked for (reading data_version takes SQLite's locks). */
+export const EXTERNAL_CHECK_MS = 250;
 
 /**
- * Lookups of the embedded engine, kept until anything could have changed them: a write to a watched
- * table through this process (reported by WriteWatchPlugin), or a commit by any other process on the
- * same file (SQLite's data_version). A change therefore takes effect on the very next request, as
- * without a cache. The token lookup uses it for valid tokens only; refusals are never cached.
+ * Lookups of the embedded engine, kept until anything could have changed them. A write to a watched
+ * table through this process (reported by WriteWatchPlugin) empties it at once, so revocations and
+ * tier changes made through the service take effect on the very next request. A commit by another
+ * process on the same file (the CLI) is noticed through SQLite's data_version within
+ * EXTERNAL_CHECK_MS. The token lookup uses it for valid tokens only; refusals are never cached.
  */
 export class InvalidatingCache<Entry> {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
   private seenVersion: number;
+  private checkedAt = 0;
 
-  constructor(private readonly externalVersion: () => number) {
+  constructor(
+    private readonly externalVersion: () => number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.seenVersion = externalVersion();
   }
 
@@ -23,10 +30,14 @@ export class InvalidatingCache<Entry> {
 
   /** A snapshot to take before a lookup, so a write that lands during it is not cached over. */
   snapshot(): number {
-    const version = this.externalVersion();
-    if (version !== this.seenVersion) {
-      this.seenVersion = version;
-      this.invalidate();
+    const now = this.now();
+    if (now - this.checkedAt >= EXTERNAL_CHECK_MS) {
+      this.checkedAt = now;
+      const version = this.externalVersion();
+      if (version !== this.seenVersion) {
+        this.seenVersion = version;
+        this.invalidate();
+      }
     }
     return this.generation;
   }

@@ -42,7 +42,7 @@ export function registerRestOperations(
   operations: readonly Operation[],
 ): void {
   for (const op of operations) {
-    const deprecation = deprecationHeaders(op);
+    const deprecation = op.deprecated ? deprecationHeaders(op) : undefined;
     for (const url of [op.path, ...(op.aliases ?? [])]) {
       app.route({
         method: op.method,
@@ -51,7 +51,8 @@ export function registerRestOperations(
         handler: async (request: FastifyRequest, reply: FastifyReply) => {
           const input = op.inputFrom === 'query' ? request.query : request.body;
           const result = await runOperation(deps, op, callRequestFrom(request, input));
-          reply.code(result.status).headers({ ...result.headers, ...deprecation });
+          reply.code(result.status).headers(result.headers);
+          if (deprecation) reply.headers(deprecation);
           return result.body;
         },
       });

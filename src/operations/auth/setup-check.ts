@@ -5,8 +5,19 @@ import { defineOperation } from '../types.ts';
 /** MCP clients expand ${VAR} in their config, so the token stays in the environment, not the file. */
 const TOKEN_VARIABLE = ['$', '{AGENT_COMMONS_TOKEN}'].join('');
 
-/** How to point an MCP client at this service with a static bearer header. */
+const recipes = new WeakMap<Deps['config'], ReturnType<typeof buildRecipe>>();
+
+/** How to point an MCP client at this service with a static bearer header (built once per config). */
 export function mcpInstallRecipe(deps: Deps) {
+  let recipe = recipes.get(deps.config);
+  if (!recipe) {
+    recipe = buildRecipe(deps);
+    recipes.set(deps.config, recipe);
+  }
+  return recipe;
+}
+
+function buildRecipe(deps: Deps) {
   const url = `${deps.config.publicUrl}/api/mcp`;
   return {
     url,
