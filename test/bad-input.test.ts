@@ -408,6 +408,14 @@ for (const engine of engines) {
                 for (const body of bodies) {
                   const headers = { ...(await credentials(op)), ...JSON_HEADERS };
                   const response = await send(t, op.method, path, { headers, body });
+                  // A body past the operation's own cap is refused before it is parsed.
+                  if (Buffer.byteLength(body) > (op.bodyLimit ?? t.deps.config.defaultBodyLimit)) {
+                    assertRejected(response, `body ${body.slice(0, 20)}`, {
+                      status: 413,
+                      kind: 'payload_too_large',
+                    });
+                    continue;
+                  }
                   assertRejected(response, `body ${body.slice(0, 20)}`, {
                     status: 400,
                     kind: 'validation',

@@ -10,6 +10,7 @@ import {
   MemberError,
   setMemberTier,
 } from '../domain/members/members.ts';
+import { decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
 import { isFreshDatabase } from '../storage/migrations.ts';
 import { fail, printJson, printTable, withDeps } from './context.ts';
 
@@ -152,6 +153,40 @@ export function registerAdminCommands(program: Command): void {
         const result = await denyGrant(deps, code, o.member, o.reason);
         if (!result.ok) fail(`cannot deny: ${result.reason}`);
         process.stdout.write('denied\n');
+      }),
+    );
+
+  const tier = program.command('tier').description('review tier requests (for headless installs)');
+  tier
+    .command('list')
+    .option('--status <status>', 'pending, approved, denied, cancelled or superseded', 'pending')
+    .option('--json', 'print JSON')
+    .action((o) =>
+      withDeps(async (deps) => {
+        const rows = await listTierRequests(deps, o.status);
+        o.json ? printJson(rows) : printTable(rows, ['id', 'member_id', 'tier', 'status', 'note']);
+      }),
+    );
+  tier
+    .command('approve <request_id>')
+    .option('--tier <tier>', 'grant another tier than the one requested')
+    .option('--by <name>', 'who decided', 'cli')
+    .action((id, o) =>
+      withDeps(async (deps) => {
+        const result = await decideTierRequest(deps, id, o.by, { decision: 'approve', tier: o.tier });
+        if (result !== 'done') fail(`cannot approve ${id}: ${result}`);
+        process.stdout.write(`approved ${id}\n`);
+      }),
+    );
+  tier
+    .command('deny <request_id>')
+    .option('--reason <text>')
+    .option('--by <name>', 'who decided', 'cli')
+    .action((id, o) =>
+      withDeps(async (deps) => {
+        const result = await decideTierRequest(deps, id, o.by, { decision: 'deny', reason: o.reason });
+        if (result !== 'done') fail(`cannot deny ${id}: ${result}`);
+        process.stdout.write(`denied ${id}\n`);
       }),
     );
 

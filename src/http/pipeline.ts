@@ -136,10 +136,12 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
   try {
     const auth = await authenticate(deps, request, now);
     principal = auth.principal;
-    const bearerRequired =
-      op.credential === 'bearer' || op.credential === 'bearer_or_session' || op.credential === 'session';
+    const credentialRequired = op.credential === 'bearer' || op.credential === 'bearer_or_session';
     const revokedToken = op.acceptsRevokedToken ? auth.revoked : undefined;
-    if (auth.problem && bearerRequired && !revokedToken) throw auth.problem;
+    if (auth.problem && credentialRequired && !revokedToken) throw auth.problem;
+    // Session-only operations refuse any bearer the same way, valid or not; an expired session says so.
+    if (auth.problem && op.credential === 'session' && request.authorization === undefined)
+      throw auth.problem;
     if (!revokedToken) authorize(deps, op, principal);
 
     const base = principal.kind === 'bearer' ? policies.token : policies.anonymous;

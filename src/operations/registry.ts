@@ -2,9 +2,11 @@ import { setupCheck } from './auth/setup-check.ts';
 import { pollSignup } from './auth/signup-poll.ts';
 import { startSignup } from './auth/signup-start.ts';
 import { revokeOwnToken } from './auth/token-revoke.ts';
+import { nextEvents } from './events/next.ts';
 import { submitFeedback } from './feedback/submit.ts';
 import { highlightStatus } from './highlights/status.ts';
 import { submitHighlight } from './highlights/submit.ts';
+import { cancelMyTierRequest, getMyTier, requestHigherTier } from './membership/tier.ts';
 import type { Operation } from './types.ts';
 
 /** Every operation of the service, declared once; each surface and document is derived from this list. */
@@ -16,6 +18,10 @@ export const OPERATIONS: readonly Operation[] = [
   submitHighlight,
   highlightStatus,
   submitFeedback,
+  getMyTier,
+  requestHigherTier,
+  cancelMyTierRequest,
+  nextEvents,
 ];
 
 export function checkRegistry(operations: readonly Operation[]): void {

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { eventLogAndTierRequests } from './migration-0002.ts';
 
 const initial: Migration = {
   async up(db: Kysely<any>) {
@@ -153,7 +154,10 @@ const initial: Migration = {
 };
 
 /** Migrations live in code (not files on disk) so the CLI, the server and tests all see the same list. */
-const migrations: Record<string, Migration> = { '0001_initial': initial };
+const migrations: Record<string, Migration> = {
+  '0001_initial': initial,
+  '0002_event_log_and_tier_requests': eventLogAndTierRequests,
+};
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

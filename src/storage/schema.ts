@@ -141,6 +141,35 @@ export interface CorpusDocumentsTable {
   added_at: number;
 }
 
+export interface EventLogHeadsTable {
+  recipient_id: string;
+  last_id: number;
+}
+
+export interface EventLogTable {
+  recipient_id: string;
+  id: number;
+  type: string;
+  at: number;
+  actor: string;
+  target: string;
+  payload: string;
+  actions: string;
+}
+
+export interface TierRequestsTable {
+  id: string;
+  member_id: string;
+  tier: string;
+  note: string | null;
+  status: string;
+  created_at: number;
+  decided_at: number | null;
+  decided_by: string | null;
+  granted_tier: string | null;
+  reason: string | null;
+}
+
 export interface Schema {
   settings: SettingsTable;
   members: MembersTable;
@@ -154,6 +183,9 @@ export interface Schema {
   events: EventsTable;
   resources: ResourcesTable;
   corpus_documents: CorpusDocumentsTable;
+  event_log_heads: EventLogHeadsTable;
+  event_log: EventLogTable;
+  tier_requests: TierRequestsTable;
 }
 
 export type Db = Kysely<Schema>;

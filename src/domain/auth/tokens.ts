@@ -4,6 +4,8 @@ import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix 
 import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
+import { inTransaction } from '../../storage/transactions.ts';
+import { appendEvent } from '../eventlog/eventlog.ts';
 import type { MemberRef, TokenRef } from './principal.ts';
 import { isScope, type Scope } from './scopes.ts';
 import type { TierLadder } from './tiers.ts';
@@ -44,6 +46,7 @@ export async function mintToken(
   const { granted, denied } = tiers.split(member.tier, request.scopes);
   if (denied.length) throw new DeniedScopesError(denied, member.tier);
   const plaintext = newAgentToken();
+  const now = clock.now();
   const row: TokensTable = {
     id: randomId('tok', 8),
     member_id: member.id,
@@ -53,11 +56,32 @@ export async function mintToken(
     scopes: JSON.stringify([...new Set(granted)]),
     sandbox: request.sandbox ? 1 : 0,
     source: request.source,
-    created_at: clock.now(),
+    created_at: now,
     last_used_at: null,
     revoked_at: null,
   };
-  await db.insertInto('tokens').values(row).execute();
+  await inTransaction(db, async (trx) => {
+    await trx.insertInto('tokens').values(row).execute();
+    await appendEvent(
+      trx,
+      member.id,
+      {
+        type: 'token_minted',
+        actor: { kind: request.source },
+        target: { token_id: row.id, token_prefix: row.prefix },
+        payload: {
+          name: row.name,
+          scopes: JSON.parse(row.scopes),
+          sandbox: request.sandbox,
+          source: request.source,
+        },
+        actions: [
+          { label: 'See what the token can do', mcp_tool: 'ic_capabilities', args: {}, consequential: false },
+        ],
+      },
+      now,
+    );
+  });
   return { plaintext, row };
 }
 
@@ -137,17 +161,33 @@ export async function revokeToken(
   db: Executor,
   clock: Clock,
   tokenId: string,
+  revokedBy: Record<string, unknown> = { kind: 'token_holder' },
 ): Promise<{ prefix: string; alreadyRevoked: boolean } | undefined> {
   const now = clock.now();
-  const updated = await db
-    .updateTable('tokens')
-    .set({ revoked_at: now })
-    .where('id', '=', tokenId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  const row = await db.selectFrom('tokens').select('prefix').where('id', '=', tokenId).executeTakeFirst();
-  if (!row) return undefined;
-  return { prefix: row.prefix, alreadyRevoked: Number(updated.numUpdatedRows) === 0 };
+  return inTransaction(db, async (trx) => {
+    const updated = await trx
+      .updateTable('tokens')
+      .set({ revoked_at: now })
+      .where('id', '=', tokenId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    const row = await trx
+      .selectFrom('tokens')
+      .select(['prefix', 'member_id'])
+      .where('id', '=', tokenId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const alreadyRevoked = Number(updated.numUpdatedRows) === 0;
+    if (!alreadyRevoked) {
+      await appendEvent(
+        trx,
+        row.member_id,
+        { type: 'token_revoked', actor: revokedBy, target: { token_id: tokenId, token_prefix: row.prefix } },
+        now,
+      );
+    }
+    return { prefix: row.prefix, alreadyRevoked };
+  });
 }
 
 export async function listTokens(db: Executor, memberId?: string): Promise<TokensTable[]> {

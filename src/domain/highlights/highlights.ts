@@ -10,6 +10,8 @@ import {
 } from '../../http/rate-limit.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { HighlightsTable } from '../../storage/schema.ts';
+import { inTransaction } from '../../storage/transactions.ts';
+import { appendEvent } from '../eventlog/eventlog.ts';
 
 /** How long a story waits for a moderator before it leaves the queue unreviewed. */
 export const PENDING_TTL_MS = 7 * MS.day;
@@ -165,19 +167,39 @@ export async function decideHighlight(
   decidedBy: string,
 ): Promise<'done' | 'not_pending' | 'unknown'> {
   const now = deps.clock.now();
-  const result = await deps.db
-    .updateTable('highlights')
-    .set({
-      status: decision === 'approve' ? 'active' : 'rejected',
-      decided_at: now,
-      decided_by: decidedBy,
-      updated_at: now,
-    })
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 1) return 'done';
-  const exists = await deps.db.selectFrom('highlights').select('id').where('id', '=', id).executeTakeFirst();
-  return exists ? 'not_pending' : 'unknown';
+  return inTransaction(deps.db, async (trx) => {
+    const story = await trx
+      .selectFrom('highlights')
+      .select(['member_id'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!story) return 'unknown';
+    const result = await trx
+      .updateTable('highlights')
+      .set({
+        status: decision === 'approve' ? 'active' : 'rejected',
+        decided_at: now,
+        decided_by: decidedBy,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return 'not_pending';
+    await appendEvent(
+      trx,
+      story.member_id,
+      {
+        type: decision === 'approve' ? 'highlight_approved' : 'highlight_rejected',
+        actor: { kind: 'operator', name: decidedBy },
+        target: { story_id: id },
+        actions: [
+          { label: 'Check the story', mcp_tool: 'ic_highlights_status', args: { id }, consequential: false },
+        ],
+      },
+      now,
+    );
+    return 'done';
+  });
 }

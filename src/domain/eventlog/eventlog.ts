@@ -1,0 +1,112 @@
+import { sql } from 'kysely';
+import type { Executor } from '../../storage/schema.ts';
+
+/** AgentEventType (reference §4). Clients must tolerate types added later. */
+export const EVENT_TYPES = [
+  'tier_requested',
+  'tier_approved',
+  'tier_denied',
+  'highlight_approved',
+  'highlight_rejected',
+  'booking_confirmed',
+  'booking_declined',
+  'rsvp_confirmed',
+  'event_request_approved',
+  'event_request_declined',
+  'token_minted',
+  'token_revoked',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** A follow-up an agent may offer its human: the MCP tool to call and whether it changes anything. */
+export interface EventAction {
+  label: string;
+  mcp_tool: string;
+  args: Record<string, unknown>;
+  consequential: boolean;
+}
+
+export interface NewEvent {
+  type: EventType;
+  actor: Record<string, unknown>;
+  target: Record<string, unknown>;
+  payload?: Record<string, unknown>;
+  actions?: EventAction[];
+}
+
+export interface LoggedEvent extends Required<NewEvent> {
+  id: number;
+  at: string;
+}
+
+/**
+ * Appends one record to a reader's log, inside the caller's transaction. The id comes from the
+ * reader's counter row, which the transaction holds until it commits: ids never skip, and a later
+ * id never becomes visible before an earlier one.
+ */
+export async function appendEvent(
+  trx: Executor,
+  recipientId: string,
+  event: NewEvent,
+  now: number,
+): Promise<number> {
+  const head = await trx
+    .insertInto('event_log_heads')
+    .values({ recipient_id: recipientId, last_id: 1 })
+    .onConflict((oc) => oc.column('recipient_id').doUpdateSet({ last_id: sql`event_log_heads.last_id + 1` }))
+    .returning('last_id')
+    .executeTakeFirstOrThrow();
+  const id = Number(head.last_id);
+  await trx
+    .insertInto('event_log')
+    .values({
+      recipient_id: recipientId,
+      id,
+      type: event.type,
+      at: now,
+      actor: JSON.stringify(event.actor),
+      target: JSON.stringify(event.target),
+      payload: JSON.stringify(event.payload ?? {}),
+      actions: JSON.stringify(event.actions ?? []),
+    })
+    .execute();
+  return id;
+}
+
+export interface Page {
+  events: LoggedEvent[];
+  cursor: number;
+  has_more: boolean;
+}
+
+/** One page after `since`; the cursor is the largest id returned, or `since` when nothing is new. */
+export async function readEvents(
+  db: Executor,
+  recipientId: string,
+  query: { since: number; types?: readonly string[]; limit: number },
+): Promise<Page> {
+  let select = db
+    .selectFrom('event_log')
+    .selectAll()
+    .where('recipient_id', '=', recipientId)
+    .where('id', '>', query.since)
+    .orderBy('id')
+    .limit(query.limit + 1);
+  if (query.types) select = select.where('type', 'in', query.types.length ? [...query.types] : ['']);
+  const rows = await select.execute();
+  const page = rows.slice(0, query.limit);
+  return {
+    events: page.map((row) => ({
+      id: Number(row.id),
+      type: row.type as EventType,
+      at: new Date(Number(row.at)).toISOString(),
+      actor: JSON.parse(row.actor),
+      target: JSON.parse(row.target),
+      payload: JSON.parse(row.payload),
+      actions: JSON.parse(row.actions),
+    })),
+    cursor: page.length ? Number(page[page.length - 1].id) : query.since,
+    has_more: rows.length > query.limit,
+  };
+}

@@ -1,0 +1,218 @@
+import type { Deps } from '../../deps.ts';
+import { ApiError } from '../../http/errors.ts';
+import { randomId } from '../../secrets.ts';
+import type { TierRequestsTable } from '../../storage/schema.ts';
+import { inTransaction } from '../../storage/transactions.ts';
+import { appendEvent } from '../eventlog/eventlog.ts';
+import { getMember, setMemberTier } from './members.ts';
+
+export const TIER_NOTE_MAX = 600;
+
+export interface TierStatus {
+  tier: string;
+  pending: TierRequestView | null;
+  history: TierRequestView[];
+}
+
+export interface TierRequestView {
+  id: string;
+  tier: string;
+  note: string | null;
+  status: string;
+  created_at: string;
+  decided_at: string | null;
+  granted_tier: string | null;
+  reason: string | null;
+}
+
+function view(row: TierRequestsTable): TierRequestView {
+  return {
+    id: row.id,
+    tier: row.tier,
+    note: row.note,
+    status: row.status,
+    created_at: new Date(Number(row.created_at)).toISOString(),
+    decided_at: row.decided_at === null ? null : new Date(Number(row.decided_at)).toISOString(),
+    granted_tier: row.granted_tier,
+    reason: row.reason,
+  };
+}
+
+export async function tierStatus(
+  deps: Deps,
+  memberId: string,
+): Promise<TierStatus & { email: string; name: string }> {
+  const member = await getMember(deps.db, memberId);
+  if (!member) throw new ApiError(404, 'unknown_member', 'not_found', { message: 'No such member.' });
+  const rows = await deps.db
+    .selectFrom('tier_requests')
+    .selectAll()
+    .where('member_id', '=', memberId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  const pending = rows.find((r) => r.status === 'pending');
+  return {
+    tier: member.tier,
+    email: member.email,
+    name: member.name,
+    pending: pending ? view(pending) : null,
+    history: rows.filter((r) => r.status !== 'pending').map(view),
+  };
+}
+
+/** Members whose tier lets them review tier requests: each gets `tier_requested`. */
+async function reviewers(deps: Deps): Promise<string[]> {
+  const tiers = deps.tiers.names().filter((t) => deps.tiers.grants(t, 'admin:tier_review'));
+  if (tiers.length === 0) return [];
+  const rows = await deps.db.selectFrom('members').select('id').where('tier', 'in', tiers).execute();
+  return rows.map((r) => r.id);
+}
+
+/** A member asks for a higher, self-requestable tier; a pending request is replaced by the new one. */
+export async function requestTier(
+  deps: Deps,
+  memberId: string,
+  tier: string,
+  note?: string,
+): Promise<TierRequestView> {
+  const member = await getMember(deps.db, memberId);
+  if (!member) throw new ApiError(404, 'unknown_member', 'not_found', { message: 'No such member.' });
+  const definition = deps.tiers.tiers.find((t) => t.name === tier);
+  const refuse = (message: string) =>
+    new ApiError(400, 'tier_not_requestable', 'validation', {
+      message,
+      extra: {
+        current_tier: member.tier,
+        requestable: deps.tiers.tiers
+          .filter((t) => t.selfRequestable && deps.tiers.isAbove(t.name, member.tier))
+          .map((t) => t.name),
+      },
+    });
+  if (!definition) throw refuse(`There is no tier "${tier}".`);
+  if (!definition.selfRequestable) throw refuse(`Tier ${tier} is granted by an operator, not requested.`);
+  if (!deps.tiers.isAbove(tier, member.tier))
+    throw refuse(`Tier ${tier} is not above the current tier ${member.tier}.`);
+  const now = deps.clock.now();
+  const row: TierRequestsTable = {
+    id: randomId('treq', 8),
+    member_id: member.id,
+    tier,
+    note: note ?? null,
+    status: 'pending',
+    created_at: now,
+    decided_at: null,
+    decided_by: null,
+    granted_tier: null,
+    reason: null,
+  };
+  const operators = await reviewers(deps);
+  await inTransaction(deps.db, async (trx) => {
+    await trx
+      .updateTable('tier_requests')
+      .set({ status: 'superseded', decided_at: now })
+      .where('member_id', '=', member.id)
+      .where('status', '=', 'pending')
+      .execute();
+    await trx.insertInto('tier_requests').values(row).execute();
+    for (const operator of operators) {
+      await appendEvent(
+        trx,
+        operator,
+        {
+          type: 'tier_requested',
+          actor: { kind: 'member', member_id: member.id, name: member.name },
+          target: { request_id: row.id },
+          payload: { from: member.tier, to: tier, note: row.note },
+          actions: [
+            {
+              label: 'Approve',
+              mcp_tool: 'ic_tier_approve',
+              args: { request_id: row.id },
+              consequential: true,
+            },
+            { label: 'Deny', mcp_tool: 'ic_tier_deny', args: { request_id: row.id }, consequential: true },
+          ],
+        },
+        now,
+      );
+    }
+  });
+  return view(row);
+}
+
+/** Clears the member's pending request; a no-op when there is none. */
+export async function cancelTierRequest(deps: Deps, memberId: string): Promise<boolean> {
+  const result = await deps.db
+    .updateTable('tier_requests')
+    .set({ status: 'cancelled', decided_at: deps.clock.now() })
+    .where('member_id', '=', memberId)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function listTierRequests(deps: Deps, status = 'pending'): Promise<TierRequestsTable[]> {
+  return deps.db
+    .selectFrom('tier_requests')
+    .selectAll()
+    .where('status', '=', status)
+    .orderBy('created_at')
+    .execute();
+}
+
+export type TierDecision = { decision: 'approve'; tier?: string } | { decision: 'deny'; reason?: string };
+
+/** An operator's answer; approval may grant a different tier than the one asked for. */
+export async function decideTierRequest(
+  deps: Deps,
+  requestId: string,
+  decidedBy: string,
+  decision: TierDecision,
+): Promise<'done' | 'unknown' | 'not_pending' | 'unknown_tier'> {
+  const now = deps.clock.now();
+  const request = await deps.db
+    .selectFrom('tier_requests')
+    .selectAll()
+    .where('id', '=', requestId)
+    .executeTakeFirst();
+  if (!request) return 'unknown';
+  const granted = decision.decision === 'approve' ? (decision.tier ?? request.tier) : null;
+  if (granted !== null && !deps.tiers.has(granted)) return 'unknown_tier';
+  return inTransaction(deps.db, async (trx) => {
+    const updated = await trx
+      .updateTable('tier_requests')
+      .set({
+        status: granted ? 'approved' : 'denied',
+        decided_at: now,
+        decided_by: decidedBy,
+        granted_tier: granted,
+        reason: decision.decision === 'deny' ? (decision.reason ?? null) : null,
+      })
+      .where('id', '=', requestId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return 'not_pending';
+    if (granted) await setMemberTier(trx, deps.clock, deps.tiers, request.member_id, granted);
+    await appendEvent(
+      trx,
+      request.member_id,
+      {
+        type: granted ? 'tier_approved' : 'tier_denied',
+        actor: { kind: 'operator', name: decidedBy },
+        target: { request_id: requestId },
+        payload: granted
+          ? { requested: request.tier, granted }
+          : {
+              requested: request.tier,
+              reason: decision.decision === 'deny' ? (decision.reason ?? null) : null,
+            },
+        actions: [
+          { label: 'See the membership', mcp_tool: 'ic_get_my_membership', args: {}, consequential: false },
+        ],
+      },
+      now,
+    );
+    return 'done';
+  });
+}
