@@ -220,7 +220,7 @@ for (const engine of engines) {
         assert.equal(page.status, 200);
         pages++;
         const ids = page.body.events.map((e: { id: number }) => e.id);
-        ids.forEach((id: number, i: number) => assert.equal(id, since + i + 1, 'no gaps'));
+        for (const [i, id] of ids.entries()) assert.equal(id, since + i + 1, 'no gaps');
         seen.push(...ids);
         since = page.body.cursor;
         if (!page.body.has_more || seen.length >= 1200) break;

@@ -106,7 +106,9 @@ for (const engine of engines) {
       assert.ok(found.ok);
       assert.equal(found.token.sandbox, true);
       assert.equal(found.member.tier, 'member');
-      assert.deepEqual(await verifyToken(database.db, `${minted.plaintext.slice(0, -1)}A`), {
+      // A token differing in its last character (base64url's last of 43 carries 4 bits: A, E, I, …).
+      const lastChar = minted.plaintext.at(-1) === 'A' ? 'E' : 'A';
+      assert.deepEqual(await verifyToken(database.db, `${minted.plaintext.slice(0, -1)}${lastChar}`), {
         ok: false,
         reason: 'unknown',
       });
