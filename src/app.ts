@@ -4,6 +4,8 @@ import type { Deps } from './deps.ts';
 import { acceptRequestId } from './http/client.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Operation } from './operations/types.ts';
+import { registerA2a } from './surfaces/a2a.ts';
+import { registerMcpSurface } from './surfaces/mcp.ts';
 import { registerOAuthDeviceFacade } from './surfaces/oauth-device.ts';
 import { buildOpenApi } from './surfaces/openapi.ts';
 import { renderReferencePage } from './surfaces/reference-page.ts';
@@ -62,9 +64,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
 
   registerRestOperations(app, deps, operations);
+  registerMcpSurface(app, deps, operations);
   registerRestFallbacks(app, deps);
   registerOAuthDeviceFacade(app, deps);
   registerWellKnown(app, deps, operations);
+  registerA2a(app, deps, operations);
 
   const openapi = buildOpenApi(deps, operations);
   const reference = renderReferencePage(openapi);

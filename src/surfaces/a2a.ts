@@ -1,0 +1,128 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { rateKeyForIp } from '../http/client.ts';
+import type { Operation } from '../operations/types.ts';
+import { A2A_PATH, capabilitiesOf, registerAgentCard } from './a2a-card.ts';
+import { callMethod, type MethodContext, RPC, type RpcError, RpcFailure } from './a2a-methods.ts';
+
+/** More entries than this in one batch is refused whole: each entry is a full operation call. */
+export const MAX_BATCH = 20;
+/** Room for the JSON-RPC envelope around the largest arguments an operation accepts. */
+const ENVELOPE_ALLOWANCE = 8 * 1024;
+
+type RpcId = string | number | null;
+type RpcResponse = { jsonrpc: '2.0'; id: RpcId } & ({ result: unknown } | { error: RpcError });
+
+/** Marks a body that did not parse, so the route answers -32700 instead of Fastify's REST 400. */
+const UNPARSABLE = Symbol('unparsable');
+
+function errorResponse(id: RpcId, error: RpcError): RpcResponse {
+  return { jsonrpc: '2.0', id, error };
+}
+
+function isValidId(id: unknown): id is RpcId {
+  return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}
+
+/** One entry of a request (single or batched); undefined for a notification, which gets no answer. */
+async function answer(context: MethodContext, entry: unknown): Promise<RpcResponse | undefined> {
+  const request = entry as Record<string, unknown> | null;
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) {
+    return errorResponse(null, { code: RPC.invalidRequest, message: 'A request must be an object.' });
+  }
+  const id = isValidId(request.id) ? request.id : null;
+  if (request.jsonrpc !== '2.0' || typeof request.method !== 'string' || !isValidId(request.id ?? null)) {
+    return errorResponse(id, {
+      code: RPC.invalidRequest,
+      message: 'A request needs jsonrpc "2.0", a string method and a string or number id.',
+    });
+  }
+  const notification = !Object.hasOwn(request, 'id');
+  try {
+    const result = await callMethod(context, request.method, request.params);
+    return notification ? undefined : { jsonrpc: '2.0', id, result };
+  } catch (failure) {
+    if (notification) return undefined;
+    if (failure instanceof RpcFailure) return errorResponse(id, failure.rpc);
+    context.call.log?.error({ err: failure, requestId: context.call.requestId }, 'a2a method failed');
+    return errorResponse(id, {
+      code: RPC.internal,
+      message: 'The server failed to handle this request.',
+      data: { error: 'internal_error', error_kind: 'internal', request_id: context.call.requestId },
+    });
+  }
+}
+
+async function answerBody(context: MethodContext, body: unknown): Promise<unknown> {
+  if (body === UNPARSABLE || body === undefined) {
+    return errorResponse(null, { code: RPC.parseError, message: 'Parse error: the body is not JSON.' });
+  }
+  if (!Array.isArray(body)) return answer(context, body);
+  if (body.length === 0 || body.length > MAX_BATCH) {
+    return errorResponse(null, {
+      code: RPC.invalidRequest,
+      message: `A batch holds 1 to ${MAX_BATCH} requests.`,
+    });
+  }
+  // In order, one after another: entries share the caller's rate limits, so order decides who spends them.
+  const answers: RpcResponse[] = [];
+  for (const entry of body) {
+    const response = await answer(context, entry);
+    if (response) answers.push(response);
+  }
+  return answers.length ? answers : undefined;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The A2A surface: JSON-RPC 2.0 at /api/a2a and the agent card. Every call goes through the same
+ * pipeline as REST (ARCHITECTURE.md §2); this file only speaks the envelope.
+ */
+export function registerA2a(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
+  registerAgentCard(app, deps, operations);
+  const bodyLimit =
+    Math.max(
+      deps.config.defaultBodyLimit,
+      ...capabilitiesOf(operations).map((op) => op.bodyLimit ?? deps.config.defaultBodyLimit),
+    ) + ENVELOPE_ALLOWANCE;
+
+  // Its own scope, so a body that fails to parse reaches the route (-32700) instead of the REST
+  // error handler (400 invalid_json); oversized bodies still get the REST 413 in the Error shape.
+  app.register(async (scope) => {
+    const parseJson = scope.getDefaultJsonParser('error', 'error');
+    scope.removeAllContentTypeParsers();
+    // Any media type: JSON-RPC clients differ in what they declare, and the envelope is JSON regardless.
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+      if (body === '') return done(null, UNPARSABLE);
+      parseJson(request, body as string, (error, value) => done(null, error ? UNPARSABLE : value));
+    });
+    scope.post(A2A_PATH, { bodyLimit }, async (request, reply) => {
+      const context: MethodContext = {
+        deps,
+        operations,
+        call: {
+          surface: 'a2a',
+          requestId: request.id,
+          ip: rateKeyForIp(request.ip),
+          userAgent: header(request, 'user-agent'),
+          authorization: header(request, 'authorization'),
+          // No session cookie: a cross-site page could otherwise call capabilities with the member's
+          // browser session. A2A is for agents, which carry a bearer.
+          log: request.log,
+        },
+      };
+      // In a batch, each entry spends its own allowance: one set of headers could not describe them.
+      if (!Array.isArray(request.body)) context.rateHeaders = {};
+      const response = await answerBody(context, request.body);
+      if (context.rateHeaders) reply.headers(context.rateHeaders);
+      // Only notifications: JSON-RPC sends nothing back.
+      if (response === undefined) return reply.code(204).send();
+      // Errors travel in the body with 200, as JSON-RPC over HTTP expects (A2A SDK clients read it).
+      return reply.code(200).type('application/json').send(response);
+    });
+  });
+}

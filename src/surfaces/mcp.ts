@@ -1,0 +1,173 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { ApiError } from '../http/errors.ts';
+import { renderError, runOperation } from '../http/pipeline.ts';
+import type { Operation } from '../operations/types.ts';
+import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
+import { API_VERSION } from './openapi.ts';
+import { callRequestFrom } from './rest.ts';
+
+const MCP_PATH = '/api/mcp';
+/** Room for the JSON-RPC envelope around the largest tool arguments an operation accepts. */
+const ENVELOPE_BYTES = 8 * 1024;
+/** Headers the transport reads; nothing else of the HTTP request reaches the SDK. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
+/** Headers of a tool call's pipeline result that also belong on the HTTP response. */
+const FORWARDED_HEADERS =
+  /^(ratelimit|ratelimit-policy|ratelimit-limit|ratelimit-remaining|ratelimit-reset|retry-after)$/;
+const EXPOSED =
+  'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version, RateLimit, RateLimit-Policy, Retry-After';
+
+/** What the tool calls of one HTTP request report back to the HTTP layer. */
+interface Exchange {
+  unauthorized: boolean;
+  headers: Record<string, string>;
+}
+
+function jsonRpcError(status: number, message: string, code = -32000) {
+  return { status, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/**
+ * Streamable HTTP in stateless mode (reference §5): every POST gets a fresh SDK server and transport,
+ * as the SDK requires when there is no session, and each tools/call runs the same pipeline as REST.
+ */
+export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
+  const tools = mcpToolOperations(operations);
+  const byName = new Map(tools.map((op) => [op.mcpTool, op]));
+  const listing = tools.map(describeTool);
+  const challenge = `Bearer resource_metadata="${deps.config.publicUrl}/.well-known/oauth-protected-resource"`;
+  const ownOrigin = new URL(deps.config.publicUrl).origin;
+  const bodyLimit =
+    Math.max(...tools.map((op) => op.bodyLimit ?? deps.config.defaultBodyLimit)) + ENVELOPE_BYTES;
+
+  /** Refusals the transport does not make itself: a foreign Origin (DNS rebinding) and any unknown protocol version. */
+  function refuseHeaders(request: FastifyRequest) {
+    const origin = header(request, 'origin');
+    if (origin !== undefined && origin !== ownOrigin)
+      return jsonRpcError(403, `Forbidden: Origin ${origin} is not allowed.`);
+    const version = header(request, 'mcp-protocol-version');
+    // The SDK checks this header only after initialize; an unknown version is refused on every request.
+    if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return jsonRpcError(
+        400,
+        `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      );
+    }
+    return undefined;
+  }
+
+  function serverFor(request: FastifyRequest, exchange: Exchange): Server {
+    const server = new Server(
+      { name: 'agent-commons', version: API_VERSION },
+      { capabilities: { tools: {} } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
+    server.setRequestHandler(CallToolRequestSchema, async (call) => {
+      const op = byName.get(call.params.name);
+      if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
+      const args = call.params.arguments ?? {};
+      // The operation's body cap holds on MCP too; measuring the arguments is needed only for a large request.
+      const cap = op.bodyLimit ?? deps.config.defaultBodyLimit;
+      const rawSize = Buffer.byteLength(String(request.body ?? ''));
+      if (rawSize > cap && Buffer.byteLength(JSON.stringify(args)) > cap) {
+        const tooLarge = new ApiError(413, 'payload_too_large', 'payload_too_large', {
+          message: 'The tool arguments are larger than this operation accepts.',
+        });
+        return toolResult(renderError(tooLarge, { requestId: request.id }));
+      }
+      // Bearer only: a browser cookie riding along must not authenticate an MCP call.
+      const callRequest = {
+        ...callRequestFrom(request, args),
+        surface: 'mcp' as const,
+        sessionId: undefined,
+      };
+      const result = await runOperation(deps, op, callRequest);
+      if (result.status === 401) exchange.unauthorized = true;
+      for (const [name, value] of Object.entries(result.headers)) {
+        if (FORWARDED_HEADERS.test(name)) exchange.headers[name] = value;
+      }
+      return toolResult(result);
+    });
+    return server;
+  }
+
+  async function handlePost(request: FastifyRequest, reply: FastifyReply) {
+    const refusal = refuseHeaders(request);
+    if (refusal) return reply.code(refusal.status).type('application/json').send(refusal.body);
+    const exchange: Exchange = { unauthorized: false, headers: {} };
+    const server = serverFor(request, exchange);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      const headers = new Headers();
+      for (const name of TRANSPORT_HEADERS) {
+        const value = header(request, name);
+        if (value !== undefined) headers.set(name, value);
+      }
+      const body = typeof request.body === 'string' ? request.body : undefined;
+      const response = await transport.handleRequest(
+        new Request(deps.config.publicUrl + MCP_PATH, { method: 'POST', headers, body }),
+      );
+      const text = await response.text();
+      reply.code(response.status).headers(Object.fromEntries(response.headers)).headers(exchange.headers);
+      // The MCP authorization spec: a missing or refused token is an HTTP 401 with a challenge
+      // pointing at the protected-resource metadata (auth-lessons 1), while the body still carries
+      // the in-band result.
+      if (exchange.unauthorized) reply.code(401).header('www-authenticate', challenge);
+      const version = header(request, 'mcp-protocol-version');
+      if (version) reply.header('mcp-protocol-version', version);
+      return reply.send(text === '' ? undefined : text);
+    } finally {
+      await server.close();
+    }
+  }
+
+  app.register(async (scope) => {
+    // The SDK transport parses the body itself, so a malformed body or a wrong Content-Type gets
+    // its JSON-RPC error (-32700, 415) rather than the REST error shape.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.addHook('onRequest', (_request, reply, done) => {
+      reply.header('access-control-expose-headers', EXPOSED);
+      done();
+    });
+    scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+      const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+      if (status === 500) request.log.error({ err: error }, 'mcp request failed');
+      const message =
+        status === 413 ? 'Request body too large' : status === 500 ? 'Internal error' : error.message;
+      const failure = jsonRpcError(status, message);
+      reply.code(status).type('application/json').send(failure.body);
+    });
+    scope.post(MCP_PATH, { bodyLimit }, handlePost);
+    // Stateless: there is no stream to resume and no session to end (transport spec allows 405).
+    scope.route({
+      method: ['GET', 'DELETE'],
+      url: MCP_PATH,
+      handler: async (_request, reply) => {
+        const failure = jsonRpcError(405, 'Method not allowed.');
+        return reply.code(405).header('allow', 'POST').type('application/json').send(failure.body);
+      },
+    });
+  });
+}
