@@ -8,6 +8,7 @@ import {
   cli,
   type Figures,
   load,
+  pinLoadGenerator,
   report,
   residentMb,
   SECONDS,
