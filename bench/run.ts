@@ -3,6 +3,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { systemClock } from '../src/clock.ts';
+import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
+import { openDatabase } from '../src/storage/database.ts';
 import {
   CONNECTIONS,
   cli,
@@ -20,18 +24,20 @@ const env = {
   DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
   SEED_DEMO: 'false',
   LOG_LEVEL: 'warn',
+  // Browser sessions are charged to the anonymous per-IP budget (scenario e1).
+  LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
   LIMIT_TOKEN_PER_MINUTE: '100000000',
   LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
 };
 
-function mint(sandbox: boolean): string {
+function mint(sandbox: boolean, scopes = 'events:submit_recap,read:public', label = String(sandbox)) {
   const member = JSON.parse(
     cli(
       [
         'member',
         'create',
         '--email',
-        `bench-${sandbox}@example.org`,
+        `bench-${label}@example.org`,
         '--name',
         'Bench',
         '--tier',
@@ -41,16 +47,32 @@ function mint(sandbox: boolean): string {
       env,
     ),
   );
-  const args = [
-    'token',
-    'mint',
-    '--member',
-    member.id,
-    '--scopes',
-    'events:submit_recap,read:public',
-    '--json',
-  ];
-  return JSON.parse(cli(sandbox ? [...args, '--sandbox'] : args, env)).token;
+  const args = ['token', 'mint', '--member', member.id, '--scopes', scopes, '--json'];
+  return {
+    memberId: member.id as string,
+    token: JSON.parse(cli(sandbox ? [...args, '--sandbox'] : args, env)).token,
+  };
+}
+
+/** A browser session for the member, created in the bench database before the server starts. */
+async function sessionCookie(memberId: string): Promise<string> {
+  const database = openDatabase(env.DATABASE_URL);
+  try {
+    return `${SESSION_COOKIE}=${await createSession(database.db, systemClock, memberId)}`;
+  } finally {
+    await database.close();
+  }
+}
+
+/** One call before the load, so a scenario that only produces refusals cannot pass for a fast one. */
+async function expectMembership(
+  label: string,
+  request: { url: string; method?: string; headers: Record<string, string>; body?: string },
+) {
+  const response = await fetch(request.url, request);
+  const text = await response.text();
+  if (response.status !== 200 || !text.includes('"display_name"') || text.includes('"isError"'))
+    throw new Error(`${label}: ${response.status} ${text}`);
 }
 
 console.log(
@@ -70,8 +92,10 @@ try {
   await floor.stop();
 
   cli(['migrate'], env);
-  const token = mint(false);
-  const sandboxToken = mint(true);
+  const { token } = mint(false);
+  const { token: sandboxToken } = mint(true);
+  const reader = mint(false, 'membership:read', 'membership');
+  const cookie = await sessionCookie(reader.memberId);
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
   const rssAtStart = residentMb(server.child.pid!);
 
@@ -119,14 +143,57 @@ try {
       server.child.pid,
     ),
   );
+
+  // (e) the same read on the three surfaces: REST has only the session-only GET /api/tier/me.
+  const membershipReads = {
+    rest: { url: `${server.url}/api/tier/me`, headers: { cookie } },
+    mcp: {
+      url: `${server.url}/api/mcp`,
+      method: 'POST' as const,
+      headers: {
+        authorization: `Bearer ${reader.token}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'ic_get_my_membership', arguments: {} },
+      }),
+    },
+    a2a: {
+      url: `${server.url}/api/a2a`,
+      method: 'POST' as const,
+      headers: { authorization: `Bearer ${reader.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tasks/send',
+        params: { capability: 'ic_get_my_membership', arguments: {} },
+      }),
+    },
+  };
+  for (const [label, request] of Object.entries(membershipReads)) await expectMembership(label, request);
+  const membershipRows = [
+    await load('(e1) GET /api/tier/me, session (REST)', membershipReads.rest, server.child.pid),
+    await load('(e2) MCP tools/call ic_get_my_membership', membershipReads.mcp, server.child.pid),
+    await load('(e3) A2A tasks/send ic_get_my_membership', membershipReads.a2a, server.child.pid),
+  ];
+  rows.push(...membershipRows);
   const rssAfter = residentMb(server.child.pid!);
   await server.stop();
 
   report([rows[0], floorFigures, ...rows.slice(1)], rows[0]);
-  const [a, b, , d] = rows;
+  const [a, b, , d, restRead, mcpRead, a2aRead] = rows;
   console.log(`resident memory of the service: ${rssAtStart} MB after start, ${rssAfter} MB after the run`);
   console.log(
     `targets: (b) >= 50% of (a) → ${Math.round((100 * b.requestsPerSecond) / a.requestsPerSecond)}%, p99 < 10 ms → ${b.p99} ms; (d) >= 5000 writes/s → ${d.requestsPerSecond}`,
+  );
+  const ratio = (row: Figures) => Math.round((100 * row.requestsPerSecond) / restRead.requestsPerSecond);
+  console.log(
+    `membership read: REST ${restRead.requestsPerSecond} req/s, MCP ${mcpRead.requestsPerSecond} req/s (MCP/REST ${ratio(mcpRead)}%), A2A ${a2aRead.requestsPerSecond} req/s (A2A/REST ${ratio(a2aRead)}%); target each >= 50%`,
   );
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { setMemberTier } from '../src/domain/members/members.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
-import type { Operation } from '../src/operations/types.ts';
+import { isRestOperation, type RestOperation } from '../src/operations/types.ts';
 import { type CallResponse, startTestApp, type TestApp } from './helpers/app.ts';
 import { engines } from './helpers/databases.ts';
 
@@ -25,8 +25,8 @@ function comparable(body: unknown): unknown {
   return rest;
 }
 
-const operation = (tool: string): Operation => {
-  const op = OPERATIONS.find((o) => o.mcpTool === tool);
+const operation = (tool: string): RestOperation => {
+  const op = OPERATIONS.filter(isRestOperation).find((o) => o.mcpTool === tool);
   assert.ok(op, tool);
   return op;
 };
@@ -41,7 +41,7 @@ for (const engine of engines) {
     });
     after(() => t?.close());
 
-    function rest(op: Operation, input: Record<string, string>, token?: string): Promise<CallResponse> {
+    function rest(op: RestOperation, input: Record<string, string>, token?: string): Promise<CallResponse> {
       if (op.inputFrom === 'body') return t.call(op.method, op.path, { body: input, token });
       const query = new URLSearchParams(input).toString();
       return t.call(op.method, query ? `${op.path}?${query}` : op.path, { token });

@@ -9,7 +9,7 @@ import { parseItem } from 'structured-headers';
 import { SCOPE_CATALOG } from '../src/domain/auth/scopes.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { strictObject } from '../src/operations/schemas.ts';
-import { defineOperation, type Operation } from '../src/operations/types.ts';
+import { defineOperation, isRestOperation, type Operation } from '../src/operations/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const EVERY_SCOPE = Object.keys(SCOPE_CATALOG).sort();
@@ -38,7 +38,8 @@ const legacyEcho = defineOperation<{ note?: string }, { ok: boolean; note?: stri
   },
 });
 
-const ALL: readonly Operation[] = [...OPERATIONS, legacyEcho];
+/** What OpenAPI describes: the operations with a REST path (MCP/A2A-only ones are not in it). */
+const ALL = [...OPERATIONS, legacyEcho].filter(isRestOperation);
 
 async function getJson(t: TestApp, path: string) {
   const response = await fetch(t.baseUrl + path, { signal: AbortSignal.timeout(5000) });
@@ -257,6 +258,28 @@ describe('API description and discovery documents', () => {
       });
       assert.equal(token.status, 400);
       assert.equal(((await token.json()) as { error: string }).error, 'authorization_pending');
+    });
+
+    test('/.well-known/mcp.json and /llms.txt are served from the registry (tools, public tools, links)', async () => {
+      const mcp = await getJson(t, '/.well-known/mcp.json');
+      const tools = [...OPERATIONS, legacyEcho].filter((op) => op.mcpTool);
+      assert.deepEqual(
+        mcp.tools.map((tool: { name: string }) => tool.name),
+        tools.map((op) => op.mcpTool),
+      );
+      assert.equal(mcp.endpoint, `${t.baseUrl}/api/mcp`);
+      assert.deepEqual(
+        [...mcp.public_tools].sort(),
+        tools
+          .filter((op) => op.credential === 'public' || op.credential === 'optional_bearer')
+          .map((op) => op.mcpTool)
+          .sort(),
+      );
+      const llms = await fetch(`${t.baseUrl}/llms.txt`, { signal: AbortSignal.timeout(5000) });
+      assert.equal(llms.status, 200);
+      const text = await llms.text();
+      for (const path of ['/openapi.json', '/docs', '/.well-known/mcp.json', '/.well-known/agent-card.json'])
+        assert.ok(text.includes(`${t.baseUrl}${path}`), path);
     });
 
     test('/.well-known/ai-agent.json: scope catalog with lowest tiers, tiers, rate limits, feedback', async () => {

@@ -175,7 +175,7 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
       const owner = principal.kind === 'anonymous' ? `ip:${request.ip}` : `member:${principal.member.id}`;
       const claim = await claimIdempotencyKey(
         deps.db,
-        { principal: owner, method: op.method, path: op.path, key },
+        { principal: owner, method: op.method, path: op.path ?? `tool:${op.mcpTool}`, key },
         input,
         now,
       );

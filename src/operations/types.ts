@@ -28,6 +28,8 @@ export interface CallRequest {
   /** The parsed JSON body or the query object, as the operation declares. */
   input: unknown;
   log?: { error(details: Record<string, unknown>, message: string): void };
+  /** The operations of the app serving the call (MCP and A2A set it; `ic_capabilities` describes them). */
+  operations?: readonly Operation[];
 }
 
 export interface OperationContext<Input> {
@@ -57,8 +59,13 @@ export interface DocumentedError {
 
 export interface Operation<Input = any, Output = any> {
   id: string;
+  /** The HTTP method of the REST route; POST (the transport's) for an MCP/A2A-only operation. */
   method: 'GET' | 'POST' | 'DELETE';
-  path: string;
+  /**
+   * The REST path; absent when the operation exists only as an MCP tool and A2A capability
+   * (reference §1, §5: e.g. ic_health, ic_capabilities, ic_events_next). Such an operation needs an `mcpTool`.
+   */
+  path?: string;
   /** Other paths that serve the same operation (vendor names kept for wire compatibility). */
   aliases?: string[];
   tag: string;
@@ -91,6 +98,13 @@ export interface Operation<Input = any, Output = any> {
   errors: DocumentedError[];
   deprecated?: { since: string; sunset: string; link?: string };
   handler(ctx: OperationContext<Input>): Promise<OperationResult<Output>>;
+}
+
+/** An operation served on REST (it has a path). */
+export type RestOperation<Input = any, Output = any> = Operation<Input, Output> & { path: string };
+
+export function isRestOperation(op: Operation): op is RestOperation {
+  return op.path !== undefined;
 }
 
 /** Identity function that keeps the handler's input type tied to its schema. */

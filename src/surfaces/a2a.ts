@@ -113,6 +113,7 @@ export function registerA2a(app: FastifyInstance, deps: Deps, operations: readon
           // No session cookie: a cross-site page could otherwise call capabilities with the member's
           // browser session. A2A is for agents, which carry a bearer.
           log: request.log,
+          operations,
         },
       };
       // In a batch, each entry spends its own allowance: one set of headers could not describe them.

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.ts';
-import type { Operation } from '../operations/types.ts';
+import { isRestOperation, type Operation } from '../operations/types.ts';
 
 const CREDENTIAL_TEXT: Record<Operation['credential'], string> = {
   public: 'anonymous (a bearer is read if sent)',
@@ -15,7 +15,13 @@ function window(value: number | 'utc_day'): string {
 }
 
 /** docs/api-reference.md, rendered from the registry (a test keeps the committed file current). */
-export function renderMarkdownReference(deps: Deps, operations: readonly Operation[]): string {
+export function renderMarkdownReference(deps: Deps, allOperations: readonly Operation[]): string {
+  const operations = allOperations.filter(isRestOperation);
+  const toolOnly = allOperations.filter((op) => !isRestOperation(op));
+  const limitsOf = (op: Operation) =>
+    [...(op.rateLimits?.(deps) ?? []), ...(op.quotas?.(deps) ?? [])]
+      .map((p) => `${p.limit}/${p.per}/${window(p.window)}`)
+      .join(', ');
   const lines = [
     '# Endpoint reference',
     '',
@@ -28,9 +34,7 @@ export function renderMarkdownReference(deps: Deps, operations: readonly Operati
     '|---|---|---|---|---|---|---|---|',
   ];
   for (const op of operations) {
-    const limits = [...(op.rateLimits?.(deps) ?? []), ...(op.quotas?.(deps) ?? [])]
-      .map((p) => `${p.limit}/${p.per}/${window(p.window)}`)
-      .join(', ');
+    const limits = limitsOf(op);
     const paths = [op.path, ...(op.aliases ?? [])].map((p) => `\`${p}\``).join(', ');
     lines.push(
       `| ${op.method} | ${paths} | \`${op.id}\` | ${op.mcpTool ? `\`${op.mcpTool}\`` : '—'} | ${CREDENTIAL_TEXT[op.credential]} | ${op.scope ?? '—'} | ${op.sandbox} | ${limits || '—'} |`,
@@ -44,6 +48,22 @@ export function renderMarkdownReference(deps: Deps, operations: readonly Operati
     if (op.errors.length) {
       lines.push('', '| Status | When |', '|---|---|');
       for (const error of op.errors) lines.push(`| ${error.status} | ${error.description} |`);
+    }
+  }
+  if (toolOnly.length) {
+    lines.push(
+      '',
+      '## MCP and A2A only',
+      '',
+      'These operations have no REST path: call them as MCP tools at `/api/mcp` or as A2A capabilities (`tasks/send`) at `/api/a2a`.',
+      '',
+      '| MCP tool | Operation | Credential | Scope | Sandbox | Limits | About |',
+      '|---|---|---|---|---|---|---|',
+    );
+    for (const op of toolOnly) {
+      lines.push(
+        `| \`${op.mcpTool}\` | \`${op.id}\` | ${CREDENTIAL_TEXT[op.credential]} | ${op.scope ?? '—'} | ${op.sandbox} | ${limitsOf(op) || '—'} | ${op.summary}. ${op.description ?? ''} |`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;

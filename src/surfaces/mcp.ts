@@ -95,6 +95,7 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
         ...callRequestFrom(request, args),
         surface: 'mcp' as const,
         sessionId: undefined,
+        operations,
       };
       const result = await runOperation(deps, op, callRequest);
       if (result.status === 401) exchange.unauthorized = true;

@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { Deps } from '../deps.ts';
 import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
 import { ErrorSchema, RateInfoSchema } from '../operations/schemas.ts';
-import type { Operation } from '../operations/types.ts';
+import { isRestOperation, type Operation } from '../operations/types.ts';
 
 export const API_VERSION = '2026-07-16';
 
@@ -125,7 +125,9 @@ function operationObject(op: Operation, deps: Deps) {
 }
 
 /** OpenAPI 3.1 description derived from the registry; nothing in it is written by hand. */
-export function buildOpenApi(deps: Deps, operations: readonly Operation[]) {
+export function buildOpenApi(deps: Deps, allOperations: readonly Operation[]) {
+  // MCP/A2A-only operations have no path; they are described by tools/list, the agent card and mcp.json.
+  const operations = allOperations.filter(isRestOperation);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     paths[op.path] ??= {};

@@ -4,7 +4,7 @@ import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
 import { ApiError, errors } from '../http/errors.ts';
 import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
-import type { CallRequest, Operation } from '../operations/types.ts';
+import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -41,7 +41,8 @@ export function registerRestOperations(
   deps: Deps,
   operations: readonly Operation[],
 ): void {
-  for (const op of operations) {
+  // Operations without a path are MCP/A2A-only (reference §1): no route.
+  for (const op of operations.filter(isRestOperation)) {
     const deprecation = op.deprecated ? deprecationHeaders(op) : undefined;
     for (const url of [op.path, ...(op.aliases ?? [])]) {
       app.route({

@@ -89,6 +89,73 @@ export function aiAgentDocument(deps: Deps, operations: readonly Operation[]) {
   };
 }
 
+/** `/.well-known/mcp.json`: the MCP server, how to authenticate, and its tools, from the registry. */
+export function mcpDocument(deps: Deps, operations: readonly Operation[]) {
+  const base = deps.config.publicUrl;
+  const tools = operations.filter((op) => op.mcpTool);
+  return {
+    name: 'agent-commons',
+    description:
+      'MCP server of agent-commons: act on behalf of a member of this community space. Every tool runs the same pipeline as the REST API.',
+    version: API_VERSION,
+    endpoint: `${base}/api/mcp`,
+    transport: 'streamable-http',
+    stateless: true,
+    accept: 'application/json, text/event-stream',
+    auth: {
+      type: 'bearer',
+      header: 'Authorization: Bearer agt_…',
+      protected_resource_metadata: `${base}/.well-known/oauth-protected-resource`,
+      registration: `${base}/.well-known/ai-agent.json`,
+    },
+    tools: tools.map((op) => ({
+      name: op.mcpTool,
+      description: op.description ? `${op.summary}. ${op.description}` : `${op.summary}.`,
+      scope: op.scope ?? null,
+      credential: op.credential,
+    })),
+    public_tools: tools
+      .filter((op) => op.credential === 'public' || op.credential === 'optional_bearer')
+      .map((op) => op.mcpTool),
+    docs: { openapi: `${base}/openapi.json`, reference: `${base}/docs`, llms: `${base}/llms.txt` },
+  };
+}
+
+/** `/llms.txt`: a short Markdown index for language models (llmstxt.org layout). */
+export function llmsText(deps: Deps, operations: readonly Operation[]): string {
+  const base = deps.config.publicUrl;
+  const tools = operations.filter((op) => op.mcpTool);
+  const lines = [
+    '# agent-commons',
+    '',
+    '> REST, MCP and A2A service through which AI agents act on behalf of the members of a community space. One operation registry feeds every surface, so the rules (scopes, tiers, rate limits, sandbox) are the same everywhere.',
+    '',
+    `API version ${API_VERSION}, served unversioned at ${base}.`,
+    '',
+    '## Getting a token',
+    '',
+    `- Device flow: POST ${base}/api/agent/signup/start, show the member the verification URL and code, then poll POST ${base}/api/agent/signup/poll until it returns the agent token (standard endpoints: ${base}/oauth/device_authorization and ${base}/oauth/token).`,
+    '- Send it as `Authorization: Bearer agt_…`; a token minted with sandbox:true gets real reads and simulated writes.',
+    `- Check it with GET ${base}/api/agent/setup-check.`,
+    '',
+    '## Documents',
+    '',
+    `- [OpenAPI](${base}/openapi.json): every REST operation with its schemas`,
+    `- [API reference](${base}/docs): the same, as a page`,
+    `- [Agent registration](${base}/.well-known/ai-agent.json): auth schemes, scopes, tiers, rate limits`,
+    `- [MCP server](${base}/.well-known/mcp.json): Streamable HTTP at ${base}/api/mcp and its tools`,
+    `- [A2A agent card](${base}/.well-known/agent-card.json): JSON-RPC at ${base}/api/a2a`,
+    `- [Feedback](${base}/api/agent/feedback): POST what is broken or missing`,
+    '',
+    '## MCP tools and A2A capabilities',
+    '',
+    ...tools.map(
+      (op) => `- \`${op.mcpTool}\`: ${op.summary} (${op.credential}${op.scope ? `, ${op.scope}` : ''})`,
+    ),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 export function registerWellKnown(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
   const base = deps.config.publicUrl;
   const protectedResource = {
@@ -113,4 +180,8 @@ export function registerWellKnown(app: FastifyInstance, deps: Deps, operations: 
   app.get('/.well-known/oauth-protected-resource', async () => protectedResource);
   app.get('/.well-known/oauth-authorization-server', async () => authorizationServer);
   app.get('/.well-known/ai-agent.json', async () => agent);
+  const mcp = mcpDocument(deps, operations);
+  app.get('/.well-known/mcp.json', async () => mcp);
+  const llms = llmsText(deps, operations);
+  app.get('/llms.txt', async (_request, reply) => reply.type('text/markdown; charset=utf-8').send(llms));
 }

@@ -1,21 +1,38 @@
 import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../deps.ts';
 import { EVENT_TYPES, readEvents } from '../../domain/eventlog/eventlog.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 
-const Input = strictObject({
-  since: Type.Optional(
-    Type.Integer({ minimum: 0, description: 'Last event id seen; omit to read from the start.' }),
-  ),
+const SINCE = Type.Optional(
+  Type.Integer({ minimum: 0, description: 'Last event id seen; omit to read from the start.' }),
+);
+const LIMIT = Type.Optional(
+  Type.Integer({ minimum: 1, maximum: 500, description: 'Page size, 1 to 500 (default 50).' }),
+);
+
+/** GET /api/events/next: `types` is a comma-separated query value. */
+const QueryInput = strictObject({
+  since: SINCE,
   types: Type.Optional(
     Type.String({
       maxLength: 1000,
       description: `Comma-separated AgentEventType filter (${EVENT_TYPES.join(', ')}); unknown values are dropped.`,
     }),
   ),
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 500, description: 'Page size, 1 to 500 (default 50).' }),
+  limit: LIMIT,
+});
+
+/** ic_events_next: the same fields, `types` as an array. */
+const ToolInput = strictObject({
+  since: SINCE,
+  types: Type.Optional(
+    Type.Array(Type.String({ maxLength: 100 }), {
+      maxItems: 50,
+      description: `AgentEventType filter (${EVENT_TYPES.join(', ')}); unknown values are dropped.`,
+    }),
   ),
+  limit: LIMIT,
 });
 
 const Action = Type.Object({
@@ -45,41 +62,69 @@ const Output = Type.Object({
   as_of: Type.String({ format: 'date-time' }),
 });
 
-export const nextEvents = defineOperation<typeof Input.static, typeof Output.static>({
+const ERRORS_400 = { status: 400, description: 'since, types or limit out of range' };
+const DESCRIPTION =
+  'Page forward by passing the returned cursor as since while has_more is true. Ids increase by one per reader and never skip.';
+
+/** One page of the member's event log, as both the REST read and the tool answer it. */
+async function eventPage(
+  deps: Deps,
+  memberId: string,
+  query: { since?: number; types?: readonly string[]; limit?: number },
+  now: number,
+): Promise<typeof Output.static> {
+  const known = new Set<string>(EVENT_TYPES);
+  const types = query.types?.map((t) => t.trim()).filter((t) => known.has(t));
+  const page = await readEvents(deps.db, memberId, {
+    since: query.since ?? 0,
+    types,
+    limit: query.limit ?? 50,
+  });
+  return { ...page, as_of: new Date(now).toISOString() };
+}
+
+export const nextEvents = defineOperation<typeof QueryInput.static, typeof Output.static>({
   id: 'getNextEvents',
   method: 'GET',
   path: '/api/events/next',
   tag: 'account',
   summary: 'Tail the member’s agentic event log',
-  description:
-    'Browser session only (agents use the MCP verb ic_events_next). Page forward by passing the returned cursor as since while has_more is true. Ids increase by one per reader and never skip.',
+  description: `Browser session only (agents use the MCP verb ic_events_next). ${DESCRIPTION}`,
   credential: 'session',
   scope: 'membership:read',
   sandbox: 'real',
   idempotent: false,
   inputFrom: 'query',
-  input: Input,
+  input: QueryInput,
   output: Output,
   successStatus: 200,
-  errors: [
-    { status: 400, description: 'since, types or limit out of range' },
-    { status: 401, description: 'No browser session (agent tokens are refused here)' },
-  ],
+  errors: [ERRORS_400, { status: 401, description: 'No browser session (agent tokens are refused here)' }],
   async handler({ input, principal, deps, now }) {
     if (principal.kind !== 'session') throw new Error('pipeline let a non-session caller through');
-    const known = new Set<string>(EVENT_TYPES);
-    const types =
-      input.types === undefined
-        ? undefined
-        : input.types
-            .split(',')
-            .map((t) => t.trim())
-            .filter((t) => known.has(t));
-    const page = await readEvents(deps.db, principal.member.id, {
-      since: input.since ?? 0,
-      types,
-      limit: input.limit ?? 50,
-    });
-    return { body: { ...page, as_of: new Date(now).toISOString() } };
+    const types = input.types?.split(',');
+    const body = await eventPage(deps, principal.member.id, { ...input, types }, now);
+    return { body };
+  },
+});
+
+export const nextEventsTool = defineOperation<typeof ToolInput.static, typeof Output.static>({
+  id: 'agentNextEvents',
+  method: 'POST',
+  tag: 'account',
+  summary: 'Tail the member’s agentic event log',
+  description: `Agent bearer; the same read as GET /api/events/next, with types as an array. ${DESCRIPTION}`,
+  mcpTool: 'ic_events_next',
+  credential: 'bearer',
+  scope: 'membership:read',
+  sandbox: 'real',
+  idempotent: false,
+  inputFrom: 'body',
+  input: ToolInput,
+  output: Output,
+  successStatus: 200,
+  errors: [ERRORS_400, { status: 401, description: 'Missing, unknown or revoked token' }],
+  async handler({ input, principal, deps, now }) {
+    if (principal.kind !== 'bearer') throw new Error('pipeline let a non-bearer through');
+    return { body: await eventPage(deps, principal.member.id, input, now) };
   },
 });

@@ -19,41 +19,41 @@ const TierRequestView = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()]),
 });
 
+/** The member the call acts for: the session's on the REST reads, the token's on the tools. */
 function memberOf(ctx: OperationContext<unknown>): string {
-  if (ctx.principal.kind !== 'session') throw new Error('pipeline let a non-session caller through');
+  if (ctx.principal.kind === 'anonymous') throw new Error('pipeline let an anonymous caller through');
   return ctx.principal.member.id;
 }
 
 const SESSION_ERRORS = [{ status: 401, description: 'No browser session (agent tokens are refused here)' }];
+const BEARER_ERRORS = [{ status: 401, description: 'Missing, unknown or revoked token' }];
 
-export const getMyTier = defineOperation<Record<string, never>, unknown>({
-  id: 'getMyTier',
-  method: 'GET',
-  path: '/api/tier/me',
+const MembershipOutput = Type.Object({
+  ok: Type.Literal(true),
+  tier: Type.String(),
+  pending: Type.Union([TierRequestView, Type.Null()]),
+  history: Type.Array(TierRequestView),
+  email: Type.String(),
+  display_name: Type.String(),
+});
+
+const MEMBERSHIP_DESCRIPTION = 'The current tier, the pending request if any, and past requests.';
+
+/** The same read and body for GET /api/tier/me and ic_get_my_membership. */
+const membership = {
   tag: 'membership',
   summary: 'Read the signed-in member’s tier',
-  description: 'Browser session only. The current tier, the pending request if any, and past requests.',
-  credential: 'session',
   scope: 'membership:read',
   sandbox: 'real',
   idempotent: false,
-  inputFrom: 'query',
   input: strictObject({}),
-  output: Type.Object({
-    ok: Type.Literal(true),
-    tier: Type.String(),
-    pending: Type.Union([TierRequestView, Type.Null()]),
-    history: Type.Array(TierRequestView),
-    email: Type.String(),
-    display_name: Type.String(),
-  }),
+  output: MembershipOutput,
   successStatus: 200,
-  errors: SESSION_ERRORS,
-  async handler(ctx) {
+  async handler(ctx: OperationContext<Record<string, never>>) {
     const status = await tierStatus(ctx.deps, memberOf(ctx));
     return {
       body: {
-        ok: true,
+        ok: true as const,
         tier: status.tier,
         pending: status.pending,
         history: status.history,
@@ -62,6 +62,29 @@ export const getMyTier = defineOperation<Record<string, never>, unknown>({
       },
     };
   },
+} as const;
+
+export const getMyTier = defineOperation<Record<string, never>, typeof MembershipOutput.static>({
+  ...membership,
+  id: 'getMyTier',
+  method: 'GET',
+  path: '/api/tier/me',
+  description: `Browser session only (agents use the MCP verb ic_get_my_membership). ${MEMBERSHIP_DESCRIPTION}`,
+  credential: 'session',
+  inputFrom: 'query',
+  errors: SESSION_ERRORS,
+});
+
+export const getMyMembershipTool = defineOperation<Record<string, never>, typeof MembershipOutput.static>({
+  ...membership,
+  id: 'agentGetMyMembership',
+  method: 'POST',
+  summary: 'Read the token owner’s tier',
+  description: `Agent bearer; the same body as GET /api/tier/me. ${MEMBERSHIP_DESCRIPTION}`,
+  mcpTool: 'ic_get_my_membership',
+  credential: 'bearer',
+  inputFrom: 'body',
+  errors: BEARER_ERRORS,
 });
 
 const RequestInput = strictObject({
@@ -69,31 +92,50 @@ const RequestInput = strictObject({
   note: Type.Optional(Type.String({ maxLength: TIER_NOTE_MAX })),
 });
 
-export const requestHigherTier = defineOperation<typeof RequestInput.static, unknown>({
-  id: 'requestTier',
-  method: 'POST',
-  path: '/api/tier/request',
+const REQUEST_DESCRIPTION =
+  'The tier must be self-requestable and above the current one (else 400 with current_tier). Replaces a pending request; operators are told through their event log (tier_requested).';
+const REQUEST_REFUSED = {
+  status: 400,
+  description: 'Unknown tier, not self-requestable, or not higher (carries current_tier)',
+};
+
+/** The same request for POST /api/tier/request and ic_request_tier. */
+const tierRequest = {
   tag: 'membership',
   summary: 'Ask for a higher tier',
-  description:
-    'Browser session only. The tier must be self-requestable and above the current one (else 400 with current_tier). Replaces a pending request; operators are told through their event log (tier_requested).',
-  credential: 'session',
   scope: 'membership:write',
-  sandbox: 'real',
   idempotent: false,
   bodyLimit: 8 * 1024,
   inputFrom: 'body',
   input: RequestInput,
   output: Type.Object({ ok: Type.Literal(true), pending: TierRequestView }),
   successStatus: 200,
-  errors: [
-    ...SESSION_ERRORS,
-    { status: 400, description: 'Unknown tier, not self-requestable, or not higher (carries current_tier)' },
-  ],
-  async handler(ctx) {
+  async handler(ctx: OperationContext<typeof RequestInput.static>) {
     const pending = await requestTier(ctx.deps, memberOf(ctx), ctx.input.tier, ctx.input.note);
-    return { body: { ok: true, pending } };
+    return { body: { ok: true as const, pending } };
   },
+} as const;
+
+export const requestHigherTier = defineOperation<typeof RequestInput.static, unknown>({
+  ...tierRequest,
+  id: 'requestTier',
+  method: 'POST',
+  path: '/api/tier/request',
+  description: `Browser session only (agents use the MCP verb ic_request_tier). ${REQUEST_DESCRIPTION}`,
+  credential: 'session',
+  sandbox: 'real',
+  errors: [...SESSION_ERRORS, REQUEST_REFUSED],
+});
+
+export const requestTierTool = defineOperation<typeof RequestInput.static, unknown>({
+  ...tierRequest,
+  id: 'agentRequestTier',
+  method: 'POST',
+  description: `Agent bearer; the same request as POST /api/tier/request. ${REQUEST_DESCRIPTION} Sandbox tokens get a simulated receipt.`,
+  mcpTool: 'ic_request_tier',
+  credential: 'bearer',
+  sandbox: 'simulated',
+  errors: [...BEARER_ERRORS, REQUEST_REFUSED],
 });
 
 export const cancelMyTierRequest = defineOperation<Record<string, never>, unknown>({
