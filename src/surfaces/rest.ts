@@ -89,7 +89,7 @@ export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
     // A body that fails to parse on a path with no operation is still the catch-all, not a 400.
     if (request.is404 && isApiPath(request)) return catchAll(deps, request, reply);
     const apiError = error instanceof ApiError ? error : translateFrameworkError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.status >= 500) request.log.error({ err: error, requestId: request.id }, 'request failed');
     const rendered = renderError(apiError, { requestId: request.id });
     reply.code(rendered.status).headers(rendered.headers);
     return rendered.body;
