@@ -54,6 +54,8 @@ export interface TestAppOptions {
   limits?: Partial<Limits>;
   config?: Partial<Config>;
   extraOperations?: Operation[];
+  /** Capture the app's log lines here, at the most verbose level. */
+  logStream?: NodeJS.WritableStream;
   /** Reuse an existing database instead of a fresh one. */
   database?: TestDatabase;
 }
@@ -78,7 +80,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   let app!: FastifyInstance;
   const boot = async () => {
     deps = await createDeps(config, { clock });
-    app = await buildApp(deps, { logger: false, extraOperations: options.extraOperations });
+    app = await buildApp(deps, {
+      logger: options.logStream ? { level: 'trace', stream: options.logStream } : false,
+      extraOperations: options.extraOperations,
+    });
     await app.listen({ port, host: '127.0.0.1' });
   };
   const shutdown = async () => {
