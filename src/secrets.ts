@@ -1,10 +1,13 @@
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import crypto, { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'agt_';
 const TOKEN_BODY = /^[A-Za-z0-9_-]{43}$/;
 
+// crypto.hash is the one-shot form (Node 20.12+), about twice as fast as createHash on the hot path.
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
 export function sha256(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return oneShotHash ? oneShotHash('sha256', value, 'hex') : createHash('sha256').update(value).digest('hex');
 }
 
 export function newAgentToken(): string {

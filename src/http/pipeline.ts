@@ -28,12 +28,19 @@ export interface CallResult {
   headers: Record<string, string>;
 }
 
+const defaultPolicyCache = new WeakMap<object, { anonymous: RatePolicy; token: RatePolicy }>();
+
 /** The default policies every call is charged against (spec §8), keyed by who is calling. */
 export function defaultPolicies(deps: Deps): { anonymous: RatePolicy; token: RatePolicy } {
-  return {
-    anonymous: { name: 'anonymous', limit: deps.config.limits.anonymousPerMinute, window: 60, per: 'ip' },
-    token: { name: 'token', limit: deps.config.limits.tokenPerMinute, window: 60, per: 'token' },
-  };
+  let policies = defaultPolicyCache.get(deps.config.limits);
+  if (!policies) {
+    policies = {
+      anonymous: { name: 'anonymous', limit: deps.config.limits.anonymousPerMinute, window: 60, per: 'ip' },
+      token: { name: 'token', limit: deps.config.limits.tokenPerMinute, window: 60, per: 'token' },
+    };
+    defaultPolicyCache.set(deps.config.limits, policies);
+  }
+  return policies;
 }
 
 function subjectOf(policy: RatePolicy, principal: Principal, ip: string): string | undefined {

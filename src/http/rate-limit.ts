@@ -114,7 +114,14 @@ function windowSeconds(policy: RatePolicy): number {
 const policyHeaders = new Map<string, string>();
 
 /** RateLimit-Policy depends only on which policies applied, so each combination is serialized once. */
+const singlePolicyHeaders = new WeakMap<RatePolicy, string>();
+
 function policyHeader(outcomes: PolicyOutcome[]): string {
+  // Most calls are charged one long-lived policy object: remember its header by identity.
+  if (outcomes.length === 1) {
+    const cached = singlePolicyHeaders.get(outcomes[0].policy);
+    if (cached !== undefined) return cached;
+  }
   const id = outcomes.map((o) => `${o.policy.name}/${o.policy.limit}/${o.policy.window}`).join(',');
   let value = policyHeaders.get(id);
   if (value === undefined) {
@@ -129,6 +136,7 @@ function policyHeader(outcomes: PolicyOutcome[]): string {
     );
     if (policyHeaders.size < 256) policyHeaders.set(id, value);
   }
+  if (outcomes.length === 1) singlePolicyHeaders.set(outcomes[0].policy, value);
   return value;
 }
 
