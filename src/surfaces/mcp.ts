@@ -154,7 +154,7 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
     });
     scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
       const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
-      if (status === 500) request.log.error({ err: error }, 'mcp request failed');
+      if (status === 500) request.log.error({ err: error, requestId: request.id }, 'mcp request failed');
       const message =
         status === 413 ? 'Request body too large' : status === 500 ? 'Internal error' : error.message;
       const failure = jsonRpcError(status, message);
