@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { engines } from './helpers/databases.ts';
+import { a2aClient } from './support/a2a.ts';
 
 for (const engine of engines) {
   describe(`A2A JSON-RPC envelope (${engine.name})`, { skip: engine.skip }, () => {
@@ -11,11 +12,7 @@ for (const engine of engines) {
     });
     after(() => t?.close());
 
-    const post = (body: unknown, token?: string) => t.call('POST', '/api/a2a', { body, token });
-    const rpc = (method: string, params?: unknown, token?: string, id: string | number = 1) =>
-      post({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }, token);
-    const send = (capability: string, args: unknown, token?: string) =>
-      rpc('tasks/send', { capability, arguments: args }, token);
+    const { post, rpc, send } = a2aClient(() => t);
 
     test('envelope errors: parse error, invalid request, unknown method, bad params', async () => {
       const parse = await t.call('POST', '/api/a2a', {

@@ -4,6 +4,7 @@ import { MS, utcDayStart } from '../src/clock.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { engines } from './helpers/databases.ts';
+import { a2aClient } from './support/a2a.ts';
 
 let sequence = 0;
 function story(tag: string, extra: Record<string, unknown> = {}) {
@@ -25,11 +26,7 @@ for (const engine of engines) {
     });
     after(() => t?.close());
 
-    const post = (body: unknown, token?: string) => t.call('POST', '/api/a2a', { body, token });
-    const rpc = (method: string, params?: unknown, token?: string, id: string | number = 1) =>
-      post({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }, token);
-    const send = (capability: string, args: unknown, token?: string, extra: Record<string, unknown> = {}) =>
-      rpc('tasks/send', { capability, arguments: args, ...extra }, token);
+    const { post, rpc, send } = a2aClient(() => t);
     const stored = (id: string) =>
       t.deps.db.selectFrom('highlights').selectAll().where('id', '=', id).executeTakeFirst();
     async function submitter(scopes = ['events:submit_recap'], sandbox = false) {

@@ -39,6 +39,24 @@ export interface CliResult {
   stderr: string;
 }
 
+/** Starts bin/agent-commons.js with these arguments, tracked, collecting what it prints. */
+function spawnTracked(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  const output = { stdout: '', stderr: '' };
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stdout += chunk;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stderr += chunk;
+  });
+  return { child, output };
+}
+
 /** One CLI command to completion (killed after `timeoutMs`). */
 export function runCli(
   databaseUrl: string,
@@ -46,20 +64,7 @@ export function runCli(
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: childEnv(databaseUrl, options.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    live.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
+    const { child, output } = spawnTracked(args, childEnv(databaseUrl, options.env));
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     child.once('error', (error) => {
       clearTimeout(timer);
@@ -69,7 +74,7 @@ export function runCli(
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       live.delete(child);
-      resolve({ code, signal, stdout, stderr });
+      resolve({ code, signal, ...output });
     });
   });
 }
@@ -99,20 +104,10 @@ export async function startServer(
   port: number,
   options: { args?: string[]; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], {
-    cwd: ROOT,
-    env: childEnv(databaseUrl, { PORT: String(port), HOST: '127.0.0.1', ...options.env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  live.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
+  const { child, output } = spawnTracked(
+    ['serve', ...(options.args ?? [])],
+    childEnv(databaseUrl, { PORT: String(port), HOST: '127.0.0.1', ...options.env }),
+  );
   let done = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -124,8 +119,8 @@ export async function startServer(
   const server: ServerProcess = {
     child,
     baseUrl: `http://127.0.0.1:${port}`,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout: () => output.stdout,
+    stderr: () => output.stderr,
     exited,
     async kill(signal = 'SIGKILL') {
       if (!done) child.kill(signal);
@@ -134,7 +129,8 @@ export async function startServer(
   };
   const deadline = Date.now() + (options.timeoutMs ?? 45_000);
   while (true) {
-    if (done) throw new Error(`the server exited before answering /healthz: ${stderr}${stdout}`);
+    if (done)
+      throw new Error(`the server exited before answering /healthz: ${output.stderr}${output.stdout}`);
     try {
       const response = await fetch(`${server.baseUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
       if (response.status === 200) {
@@ -146,7 +142,7 @@ export async function startServer(
     }
     if (Date.now() > deadline) {
       await server.kill();
-      throw new Error(`the server did not answer /healthz in time: ${stderr}${stdout}`);
+      throw new Error(`the server did not answer /healthz in time: ${output.stderr}${output.stdout}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
