@@ -7,6 +7,7 @@ import {
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
@@ -52,6 +53,9 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
   const listing = tools.map(describeTool);
   const challenge = `Bearer resource_metadata="${deps.config.publicUrl}/.well-known/oauth-protected-resource"`;
   const ownOrigin = new URL(deps.config.publicUrl).origin;
+  // The SDK builds a fresh Ajv (meta-schemas and all) for every Server it constructs unless it is
+  // handed one; stateless mode constructs a Server per POST, so they share this one.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const bodyLimit =
     Math.max(...tools.map((op) => op.bodyLimit ?? deps.config.defaultBodyLimit)) + ENVELOPE_BYTES;
 
@@ -74,7 +78,7 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
   function serverFor(request: FastifyRequest, exchange: Exchange): Server {
     const server = new Server(
       { name: 'agent-commons', version: API_VERSION },
-      { capabilities: { tools: {} } },
+      { capabilities: { tools: {} }, jsonSchemaValidator },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
