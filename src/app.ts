@@ -12,6 +12,7 @@ import { renderReferencePage } from './surfaces/reference-page.ts';
 import { frameworkErrorHandler, registerRestFallbacks, registerRestOperations } from './surfaces/rest.ts';
 import { registerWellKnown } from './surfaces/well-known.ts';
 import { renderHomePage } from './web/home.ts';
+import { registerSignInPages } from './web/sign-in.ts';
 
 export interface AppOptions {
   /** Operations beyond the registry (tests add deprecated or failing ones). */
@@ -69,6 +70,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerOAuthDeviceFacade(app, deps);
   registerWellKnown(app, deps, operations);
   registerA2a(app, deps, operations);
+  registerSignInPages(app, deps);
 
   const openapi = buildOpenApi(deps, operations);
   const reference = renderReferencePage(openapi);

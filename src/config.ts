@@ -36,6 +36,12 @@ export interface Config {
   limits: Limits;
   /** Largest request body accepted by operations that declare no cap of their own. */
   defaultBodyLimit: number;
+  /** Anyone may sign in by email and becomes a `public` member; off: only invited emails (OPEN_SIGNUP). */
+  openSignup: boolean;
+  /** nodemailer transport URL for sign-in mail (SMTP_URL); absent: the dev outbox page and the log. */
+  smtpUrl?: string;
+  /** Sender of sign-in mail (MAIL_FROM). */
+  mailFrom: string;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -94,6 +100,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tiersFile: env.TIERS_FILE || undefined,
     limits,
     defaultBodyLimit: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024),
+    openSignup: flag(env, 'OPEN_SIGNUP', true),
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM || 'agent-commons <no-reply@localhost>',
     ...overrides,
   };
   return config;

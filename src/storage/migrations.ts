@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import { eventLogAndTierRequests } from './migration-0002.ts';
+import { signInLinks } from './migration-0003.ts';
 
 const initial: Migration = {
   async up(db: Kysely<any>) {
@@ -157,6 +158,7 @@ const initial: Migration = {
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_event_log_and_tier_requests': eventLogAndTierRequests,
+  '0003_sign_in_links': signInLinks,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

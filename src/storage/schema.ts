@@ -30,6 +30,14 @@ export interface TokensTable {
   revoked_at: number | null;
 }
 
+export interface SignInLinksTable {
+  id_hash: string;
+  email: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface SessionsTable {
   id_hash: string;
   member_id: string;
@@ -175,6 +183,7 @@ export interface Schema {
   members: MembersTable;
   tokens: TokensTable;
   sessions: SessionsTable;
+  sign_in_links: SignInLinksTable;
   device_grants: DeviceGrantsTable;
   counters: CountersTable;
   idempotency: IdempotencyTable;

@@ -1,0 +1,76 @@
+import { MS } from '../../clock.ts';
+import type { Deps } from '../../deps.ts';
+import { randomId, sha256 } from '../../secrets.ts';
+import { inTransaction } from '../../storage/transactions.ts';
+import { createMember } from '../members/members.ts';
+import { createSession } from './sessions.ts';
+
+export const SIGN_IN_LINK_TTL_MS = 15 * MS.minute;
+const EMAIL = /^[^@\s]{1,64}@[^@\s]{1,190}$/;
+
+export function normalizeEmail(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const email = raw.trim().toLowerCase();
+  return EMAIL.test(email) ? email : undefined;
+}
+
+/**
+ * A single-use sign-in link for a known member, or for anyone when open sign-up is on. Returns the
+ * link's secret, or undefined when no link is sent; the caller shows the same page either way, so
+ * the answer does not tell who is a member.
+ */
+export async function issueSignInLink(deps: Deps, email: string): Promise<string | undefined> {
+  const known = await deps.db
+    .selectFrom('members')
+    .select('id')
+    .where('email', '=', email)
+    .executeTakeFirst();
+  if (!known && !deps.config.openSignup) return undefined;
+  const secret = randomId('sil', 32);
+  const now = deps.clock.now();
+  await deps.db
+    .insertInto('sign_in_links')
+    .values({
+      id_hash: sha256(secret),
+      email,
+      created_at: now,
+      expires_at: now + SIGN_IN_LINK_TTL_MS,
+      used_at: null,
+    })
+    .execute();
+  return secret;
+}
+
+/**
+ * Spends the link (once, even under concurrent redemptions), creates the member on a first open
+ * sign-up, and opens a session. Returns the session id, or undefined for a used, expired or unknown link.
+ */
+export async function redeemSignInLink(deps: Deps, secret: string): Promise<string | undefined> {
+  if (secret.length > 200) return undefined;
+  return inTransaction(deps.db, async (tx) => {
+    const now = deps.clock.now();
+    const spent = await tx
+      .updateTable('sign_in_links')
+      .set({ used_at: now })
+      .where('id_hash', '=', sha256(secret))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .returning('email')
+      .executeTakeFirst();
+    if (!spent) return undefined;
+    let member = await tx
+      .selectFrom('members')
+      .select('id')
+      .where('email', '=', spent.email)
+      .executeTakeFirst();
+    if (!member) {
+      if (!deps.config.openSignup) return undefined;
+      member = await createMember(tx, deps.clock, deps.tiers, {
+        email: spent.email,
+        name: spent.email.split('@')[0],
+        tier: deps.tiers.lowest,
+      });
+    }
+    return createSession(tx, deps.clock, member.id);
+  });
+}

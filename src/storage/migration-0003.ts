@@ -1,0 +1,15 @@
+import type { Kysely, Migration } from 'kysely';
+
+/** Single-use email sign-in links; like every secret, only their hash is stored. */
+export const signInLinks: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('sign_in_links')
+      .addColumn('id_hash', 'text', (c) => c.primaryKey())
+      .addColumn('email', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .addColumn('used_at', 'bigint')
+      .execute();
+  },
+};

@@ -1,0 +1,51 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { readCookie } from '../http/client.ts';
+import { constantTimeEqual, randomId } from '../secrets.ts';
+import { html, type SafeHtml } from './html.ts';
+
+export const CSRF_COOKIE = '__csrf';
+const FORM_BODY_LIMIT = 16 * 1024;
+
+/** HTML forms post urlencoded bodies; only the page scope parses them, the API keeps answering 415. */
+export function acceptFormBodies(scope: FastifyInstance): void {
+  scope.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
+}
+
+export function formField(request: FastifyRequest, name: string): string | undefined {
+  const body = request.body as Record<string, unknown> | undefined;
+  const value = body && typeof body === 'object' ? body[name] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function cookieAttributes(config: Config, maxAgeSeconds?: number): string {
+  const secure = config.publicUrl.startsWith('https:') ? '; Secure' : '';
+  const age = maxAgeSeconds === undefined ? '' : `; Max-Age=${maxAgeSeconds}`;
+  return `Path=/; HttpOnly; SameSite=Lax${secure}${age}`;
+}
+
+/**
+ * Double-submit CSRF token: a random value in an HttpOnly cookie, echoed by every form as a hidden
+ * field. A cross-site form cannot read the cookie, so it cannot send the matching field.
+ */
+export function csrfToken(config: Config, request: FastifyRequest, reply: FastifyReply): string {
+  const existing = readCookie(request.headers.cookie, CSRF_COOKIE);
+  if (existing && /^csrf_[A-Za-z0-9_-]{20,}$/.test(existing)) return existing;
+  const token = randomId('csrf', 24);
+  reply.header('set-cookie', `${CSRF_COOKIE}=${token}; ${cookieAttributes(config)}`);
+  return token;
+}
+
+export function csrfField(token: string): SafeHtml {
+  return html`<input type="hidden" name="csrf" value="${token}">`;
+}
+
+export function hasValidCsrf(request: FastifyRequest): boolean {
+  const cookie = readCookie(request.headers.cookie, CSRF_COOKIE);
+  const field = formField(request, 'csrf');
+  return Boolean(cookie && field && constantTimeEqual(cookie, field));
+}

@@ -1,0 +1,158 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { revokeSession, SESSION_COOKIE, SESSION_TTL_MS, verifySession } from '../domain/auth/sessions.ts';
+import { issueSignInLink, normalizeEmail, redeemSignInLink } from '../domain/auth/sign-in.ts';
+import { createMailer } from '../domain/auth/sign-in-mail.ts';
+import { readCookie } from '../http/client.ts';
+import {
+  acceptFormBodies,
+  cookieAttributes,
+  csrfField,
+  csrfToken,
+  formField,
+  hasValidCsrf,
+} from './forms.ts';
+import { html, page, type SafeHtml } from './html.ts';
+
+function sendPage(reply: FastifyReply, status: number, title: string, body: SafeHtml) {
+  return reply
+    .code(status)
+    .header('cache-control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(page(title, body));
+}
+
+function refuseForgery(reply: FastifyReply) {
+  return sendPage(
+    reply,
+    403,
+    'Form expired',
+    html`<h1>This form has expired</h1><p>Go back, reload the page and submit it again.</p>`,
+  );
+}
+
+/** Email magic-link sign-in, sign-out and, without an SMTP server, the dev outbox (docs/pages.md). */
+export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
+  const mailer = createMailer(deps.config, (line) => app.log.info(line));
+
+  async function signedIn(request: FastifyRequest) {
+    const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
+    return sessionId ? verifySession(deps.db, sessionId, deps.clock.now()) : undefined;
+  }
+
+  app.register(async (scope) => {
+    acceptFormBodies(scope);
+
+    scope.get('/signin', async (request, reply) => {
+      const csrf = csrfToken(deps.config, request, reply);
+      const session = await signedIn(request);
+      if (session) {
+        return sendPage(
+          reply,
+          200,
+          'Signed in',
+          html`<h1>Signed in</h1><p>You are signed in as <strong>${session.member.name}</strong> (${session.member.email}), tier <strong>${session.member.tier}</strong>.</p>
+<form method="post" action="/signout">${csrfField(csrf)}<button type="submit">Sign out</button></form>`,
+        );
+      }
+      return sendPage(
+        reply,
+        200,
+        'Sign in',
+        html`<h1>Sign in</h1><p>We send a single-use sign-in link to your email address.</p>
+<form method="post" action="/signin">${csrfField(csrf)}
+<label for="email">Email address</label><br>
+<input id="email" name="email" type="email" autocomplete="email" required maxlength="255">
+<button type="submit">Send me a link</button></form>`,
+      );
+    });
+
+    scope.post('/signin', async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const email = normalizeEmail(formField(request, 'email'));
+      if (!email) {
+        return sendPage(
+          reply,
+          400,
+          'Sign in',
+          html`<h1>That is not an email address</h1><p><a href="/signin">Try again</a>.</p>`,
+        );
+      }
+      const secret = await issueSignInLink(deps, email);
+      if (secret) {
+        const link = `${deps.config.publicUrl}/signin/confirm?link=${encodeURIComponent(secret)}`;
+        await mailer.send({
+          to: email,
+          subject: 'Your sign-in link',
+          text: `Open this link within 15 minutes to sign in:\n\n${link}\n\nIf you did not ask for it, ignore this mail.`,
+          at: deps.clock.now(),
+        });
+      }
+      // The same answer whether or not the address belongs to a member.
+      const outbox = mailer.outbox
+        ? html`<p>No mail server is configured: the link is in the <a href="/dev/outbox">dev outbox</a>.</p>`
+        : '';
+      return sendPage(
+        reply,
+        200,
+        'Check your mail',
+        html`<h1>Check your mail</h1><p>If ${email} may sign in here, a link is on its way. It works once, for 15 minutes.</p>${outbox}`,
+      );
+    });
+
+    // Mail scanners open links: the GET only shows a button, the POST spends the link.
+    scope.get('/signin/confirm', async (request, reply) => {
+      const link = (request.query as Record<string, unknown>).link;
+      const csrf = csrfToken(deps.config, request, reply);
+      return sendPage(
+        reply,
+        200,
+        'Sign in',
+        html`<h1>Finish signing in</h1>
+<form method="post" action="/signin/confirm">${csrfField(csrf)}<input type="hidden" name="link" value="${typeof link === 'string' ? link : ''}">
+<button type="submit">Sign in</button></form>`,
+      );
+    });
+
+    scope.post('/signin/confirm', async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const sessionId = await redeemSignInLink(deps, formField(request, 'link') ?? '');
+      if (!sessionId) {
+        return sendPage(
+          reply,
+          400,
+          'Link expired',
+          html`<h1>This link has expired or was already used</h1><p><a href="/signin">Ask for a new one</a>.</p>`,
+        );
+      }
+      return reply
+        .header(
+          'set-cookie',
+          `${SESSION_COOKIE}=${sessionId}; ${cookieAttributes(deps.config, SESSION_TTL_MS / 1000)}`,
+        )
+        .redirect('/signin', 303);
+    });
+
+    scope.post('/signout', async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
+      if (sessionId) await revokeSession(deps.db, deps.clock, sessionId);
+      return reply
+        .header('set-cookie', `${SESSION_COOKIE}=; ${cookieAttributes(deps.config, 0)}`)
+        .redirect('/signin', 303);
+    });
+
+    const outbox = mailer.outbox;
+    if (outbox) {
+      scope.get('/dev/outbox', async (_request, reply) =>
+        sendPage(
+          reply,
+          200,
+          'Dev outbox',
+          html`<h1>Dev outbox</h1><p>Mail this instance would send, newest first (no SMTP_URL is configured; kept in memory).</p>
+${outbox.map((m) => html`<article class="op"><p><strong>To:</strong> ${m.to}<br><strong>Subject:</strong> ${m.subject}<br><strong>At:</strong> ${new Date(m.at).toISOString()}</p><pre>${m.text}</pre></article>`)}`,
+        ),
+      );
+    }
+  });
+}

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sha256 } from '../src/secrets.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { engines } from './helpers/databases.ts';
+
+/** A browser of sorts: keeps cookies, never follows redirects, posts forms urlencoded. */
+class Browser {
+  readonly cookies = new Map<string, string>();
+  constructor(private readonly baseUrl: string) {}
+
+  get cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  async request(method: string, path: string, form?: Record<string, string>) {
+    const response = await fetch(this.baseUrl + path, {
+      method,
+      redirect: 'manual',
+      headers: {
+        cookie: this.cookieHeader,
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const index = pair.indexOf('=');
+      const [name, value] = [pair.slice(0, index), pair.slice(index + 1)];
+      if (value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { status: response.status, headers: response.headers, text: await response.text() };
+  }
+
+  get csrf(): string {
+    return this.cookies.get('__csrf') ?? '';
+  }
+}
+
+function linkFromOutbox(html: string): string {
+  const match = html.match(/\/signin\/confirm\?link=([A-Za-z0-9_%-]+)/);
+  assert.ok(match, 'the outbox shows a sign-in link');
+  return decodeURIComponent(match[1]);
+}
+
+for (const engine of engines) {
+  describe(`email sign-in (${engine.name})`, { skip: engine.skip }, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine: engine.name });
+    });
+    after(() => t?.close());
+
+    async function requestLink(browser: Browser, email: string) {
+      await browser.request('GET', '/signin');
+      return browser.request('POST', '/signin', { email, csrf: browser.csrf });
+    }
+
+    test('a member signs in through the link in the dev outbox, once, and signs out', async () => {
+      const member = await t.member('member', 'Mina');
+      const browser = new Browser(t.baseUrl);
+      const sent = await requestLink(browser, member.email.toUpperCase());
+      assert.equal(sent.status, 200);
+      assert.match(sent.text, /Check your mail/);
+      const outbox = await browser.request('GET', '/dev/outbox');
+      const secret = linkFromOutbox(outbox.text);
+
+      const stored = await t.deps.db.selectFrom('sign_in_links').selectAll().execute();
+      assert.equal(stored.length, 1);
+      assert.equal(stored[0].id_hash, sha256(secret));
+      assert.equal(stored[0].email, member.email);
+      assert.ok(!JSON.stringify(stored).includes(secret), 'the link secret is stored hashed only');
+
+      const confirm = await browser.request('GET', `/signin/confirm?link=${encodeURIComponent(secret)}`);
+      assert.equal(confirm.status, 200);
+      assert.equal(confirm.headers.get('cache-control'), 'no-store');
+      const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+      assert.equal(done.status, 303);
+      const setCookie = done.headers.getSetCookie().find((line) => line.startsWith('__session='));
+      assert.ok(setCookie);
+      assert.match(setCookie, /HttpOnly/);
+      assert.match(setCookie, /SameSite=Lax/);
+      assert.doesNotMatch(setCookie, /Secure/, 'plain local http gets no Secure flag');
+      const sessionId = browser.cookies.get('__session')!;
+      const session = await t.deps.db
+        .selectFrom('sessions')
+        .selectAll()
+        .where('id_hash', '=', sha256(sessionId))
+        .executeTakeFirstOrThrow();
+      assert.equal(session.member_id, member.id);
+
+      const me = await t.call('GET', '/api/tier/me', { headers: { cookie: browser.cookieHeader } });
+      assert.equal(me.status, 200);
+      assert.equal(me.body.email, member.email);
+      const home = await browser.request('GET', '/signin');
+      assert.match(home.text, /signed in as <strong>Mina<\/strong>/);
+
+      const again = await new Browser(t.baseUrl).request('GET', '/signin');
+      assert.equal(again.status, 200);
+      const reuse = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+      assert.equal(reuse.status, 400, 'a link works once');
+
+      const out = await browser.request('POST', '/signout', { csrf: browser.csrf });
+      assert.equal(out.status, 303);
+      const revoked = await t.deps.db
+        .selectFrom('sessions')
+        .select('revoked_at')
+        .where('id_hash', '=', sha256(sessionId))
+        .executeTakeFirstOrThrow();
+      assert.notEqual(revoked.revoked_at, null);
+      const after = await t.call('GET', '/api/tier/me', { headers: { cookie: `__session=${sessionId}` } });
+      assert.equal(after.status, 401, 'a signed-out session is refused server-side');
+    });
+
+    test('every form refuses a missing or wrong CSRF token', async () => {
+      const member = await t.member('member');
+      const browser = new Browser(t.baseUrl);
+      await browser.request('GET', '/signin');
+      const before = await t.deps.db.selectFrom('sign_in_links').select('id_hash').execute();
+      for (const [path, form] of [
+        ['/signin', { email: member.email }],
+        ['/signin/confirm', { link: 'sil_whatever' }],
+        ['/signout', {}],
+      ] as const) {
+        const missing = await browser.request('POST', path, form);
+        assert.equal(missing.status, 403, `${path} without a token`);
+        const wrong = await browser.request('POST', path, {
+          ...form,
+          csrf: 'csrf_forged_value_of_some_length',
+        });
+        assert.equal(wrong.status, 403, `${path} with a wrong token`);
+        assert.match(wrong.text, /expired/);
+      }
+      const after = await t.deps.db.selectFrom('sign_in_links').select('id_hash').execute();
+      assert.equal(after.length, before.length, 'no link was issued');
+    });
+
+    test('a link expires after 15 minutes', async () => {
+      const member = await t.member('member');
+      const browser = new Browser(t.baseUrl);
+      await requestLink(browser, member.email);
+      const secret = linkFromOutbox((await browser.request('GET', '/dev/outbox')).text);
+      t.clock.advance(15 * 60_000 + 1);
+      const late = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+      assert.equal(late.status, 400);
+      assert.equal(browser.cookies.get('__session'), undefined);
+    });
+
+    test('a first sign-in of an unknown email creates a public member while open sign-up is on', async () => {
+      const browser = new Browser(t.baseUrl);
+      const email = `newcomer-${Date.now()}@test.example`;
+      await requestLink(browser, email);
+      const secret = linkFromOutbox((await browser.request('GET', '/dev/outbox')).text);
+      const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+      assert.equal(done.status, 303);
+      const member = await t.deps.db
+        .selectFrom('members')
+        .selectAll()
+        .where('email', '=', email)
+        .executeTakeFirst();
+      assert.equal(member?.tier, 'public');
+    });
+
+    test('a bad email address is a 400 page', async () => {
+      const browser = new Browser(t.baseUrl);
+      const bad = await requestLink(browser, 'not an address');
+      assert.equal(bad.status, 400);
+    });
+  });
+}
+
+describe('email sign-in with open sign-up off', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ config: { openSignup: false } });
+  });
+  after(() => t?.close());
+
+  test('an unknown email gets the same page and no link, and no member is created', async () => {
+    const browser = new Browser(t.baseUrl);
+    await browser.request('GET', '/signin');
+    const email = 'stranger@test.example';
+    const sent = await browser.request('POST', '/signin', { email, csrf: browser.csrf });
+    assert.equal(sent.status, 200);
+    assert.match(sent.text, /Check your mail/);
+    assert.equal((await t.deps.db.selectFrom('sign_in_links').selectAll().execute()).length, 0);
+    const outbox = await browser.request('GET', '/dev/outbox');
+    assert.doesNotMatch(outbox.text, /signin\/confirm/);
+    const member = await t.deps.db
+      .selectFrom('members')
+      .select('id')
+      .where('email', '=', email)
+      .executeTakeFirst();
+    assert.equal(member, undefined);
+  });
+});
