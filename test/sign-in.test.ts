@@ -3,46 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { engines } from './helpers/databases.ts';
-
-/** A browser of sorts: keeps cookies, never follows redirects, posts forms urlencoded. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(private readonly baseUrl: string) {}
-
-  get cookieHeader(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-
-  async request(method: string, path: string, form?: Record<string, string>) {
-    const response = await fetch(this.baseUrl + path, {
-      method,
-      redirect: 'manual',
-      headers: {
-        cookie: this.cookieHeader,
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const index = pair.indexOf('=');
-      const [name, value] = [pair.slice(0, index), pair.slice(index + 1)];
-      if (value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: response.status, headers: response.headers, text: await response.text() };
-  }
-
-  get csrf(): string {
-    return this.cookies.get('__csrf') ?? '';
-  }
-}
-
-function linkFromOutbox(html: string): string {
-  const match = html.match(/\/signin\/confirm\?link=([A-Za-z0-9_%-]+)/);
-  assert.ok(match, 'the outbox shows a sign-in link');
-  return decodeURIComponent(match[1]);
-}
+import { Browser, linkFromOutbox } from './support/browser.ts';
 
 for (const engine of engines) {
   describe(`email sign-in (${engine.name})`, { skip: engine.skip }, () => {

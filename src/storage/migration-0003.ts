@@ -1,6 +1,9 @@
 import type { Kysely, Migration } from 'kysely';
 
-/** Single-use email sign-in links; like every secret, only their hash is stored. */
+/**
+ * Single-use email sign-in links (like every secret, only their hash is stored), and the session a
+ * device code is bound to once a signed-in member has entered it.
+ */
 export const signInLinks: Migration = {
   async up(db: Kysely<any>) {
     await db.schema
@@ -11,5 +14,6 @@ export const signInLinks: Migration = {
       .addColumn('expires_at', 'bigint', (c) => c.notNull())
       .addColumn('used_at', 'bigint')
       .execute();
+    await db.schema.alterTable('device_grants').addColumn('bound_session_hash', 'text').execute();
   },
 };

@@ -66,6 +66,7 @@ export interface DeviceGrantsTable {
   token_id: string | null;
   ip: string | null;
   user_agent: string | null;
+  bound_session_hash: string | null;
 }
 
 export interface CountersTable {

@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { revokeSession, SESSION_COOKIE, SESSION_TTL_MS, verifySession } from '../domain/auth/sessions.ts';
+import { revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../domain/auth/sessions.ts';
 import { issueSignInLink, normalizeEmail, redeemSignInLink } from '../domain/auth/sign-in.ts';
 import { createMailer } from '../domain/auth/sign-in-mail.ts';
 import { readCookie } from '../http/client.ts';
@@ -12,40 +12,19 @@ import {
   formField,
   hasValidCsrf,
 } from './forms.ts';
-import { html, page, type SafeHtml } from './html.ts';
-
-function sendPage(reply: FastifyReply, status: number, title: string, body: SafeHtml) {
-  return reply
-    .code(status)
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(page(title, body));
-}
-
-function refuseForgery(reply: FastifyReply) {
-  return sendPage(
-    reply,
-    403,
-    'Form expired',
-    html`<h1>This form has expired</h1><p>Go back, reload the page and submit it again.</p>`,
-  );
-}
+import { html } from './html.ts';
+import { refuseForgery, sendPage, signedIn } from './respond.ts';
 
 /** Email magic-link sign-in, sign-out and, without an SMTP server, the dev outbox (docs/pages.md). */
 export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
   const mailer = createMailer(deps.config, (line) => app.log.info(line));
-
-  async function signedIn(request: FastifyRequest) {
-    const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
-    return sessionId ? verifySession(deps.db, sessionId, deps.clock.now()) : undefined;
-  }
 
   app.register(async (scope) => {
     acceptFormBodies(scope);
 
     scope.get('/signin', async (request, reply) => {
       const csrf = csrfToken(deps.config, request, reply);
-      const session = await signedIn(request);
+      const session = await signedIn(deps, request);
       if (session) {
         return sendPage(
           reply,

@@ -59,6 +59,7 @@ export async function startGrant(deps: Deps, request: StartGrant): Promise<Start
           token_id: null,
           ip: request.ip,
           user_agent: request.userAgent?.slice(0, 300) ?? null,
+          bound_session_hash: null,
         })
         .execute();
       return { deviceCode, userCode, expiresIn: GRANT_LIFETIME_S, interval: POLL_INTERVAL_S };
@@ -194,6 +195,37 @@ export async function findPendingGrant(deps: Deps, userCode: string): Promise<De
     .selectAll()
     .where('user_code_hash', '=', sha256(normalizeUserCode(userCode)))
     .executeTakeFirst();
+}
+
+/**
+ * Binds a pending code to the browser session that first entered it (auth-lessons 4): a code
+ * phished to someone else and entered in their session can no longer be approved from another.
+ */
+export async function bindGrantToSession(
+  deps: Deps,
+  userCode: string,
+  sessionHash: string,
+): Promise<
+  | { ok: true; grant: DeviceGrantsTable }
+  | { ok: false; reason: 'unknown' | 'expired' | 'decided' | 'bound_elsewhere' }
+> {
+  const grant = await findPendingGrant(deps, userCode);
+  if (!grant) return { ok: false, reason: 'unknown' };
+  if (grant.status !== 'pending') return { ok: false, reason: 'decided' };
+  if (deps.clock.now() >= Number(grant.expires_at)) return { ok: false, reason: 'expired' };
+  await deps.db
+    .updateTable('device_grants')
+    .set({ bound_session_hash: sessionHash })
+    .where('id', '=', grant.id)
+    .where('bound_session_hash', 'is', null)
+    .execute();
+  const bound = await deps.db
+    .selectFrom('device_grants')
+    .select('bound_session_hash')
+    .where('id', '=', grant.id)
+    .executeTakeFirstOrThrow();
+  if (bound.bound_session_hash !== sessionHash) return { ok: false, reason: 'bound_elsewhere' };
+  return { ok: true, grant: { ...grant, bound_session_hash: sessionHash } };
 }
 
 /** The human's yes: scopes above the member's tier are split off into denied_scopes. */

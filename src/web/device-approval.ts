@@ -1,0 +1,136 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { approveGrant, bindGrantToSession, denyGrant } from '../domain/auth/device-grants.ts';
+import { rateKeyForIp } from '../http/client.ts';
+import type { DeviceGrantsTable } from '../storage/schema.ts';
+import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
+import { html } from './html.ts';
+import { refuseForgery, sendPage, signedIn } from './respond.ts';
+
+const PAGE = '/signup-with-agent';
+/** Code entries a minute, per member and per IP: enough for typos, far too few to guess codes. */
+const CODE_ENTRIES_PER_MINUTE = 10;
+
+function age(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  return minutes < 1 ? 'less than a minute ago' : `${minutes} minute${minutes === 1 ? '' : 's'} ago`;
+}
+
+/** The approval page an agent's user sends a member to (docs/pages.md). */
+export function registerDeviceApprovalPages(app: FastifyInstance, deps: Deps): void {
+  async function tooManyEntries(memberId: string, ip: string): Promise<boolean> {
+    const now = deps.clock.now();
+    const windowStart = now - (now % 60_000);
+    const counts = await Promise.all(
+      [`code-entry:member:${memberId}`, `code-entry:ip:${ip}`].map((key) =>
+        deps.windowCounters.hit(`${key}:${windowStart}`, windowStart + 60_000, now),
+      ),
+    );
+    return counts.some((count) => count > CODE_ENTRIES_PER_MINUTE);
+  }
+
+  function review(reply: FastifyReply, csrf: string, code: string, grant: DeviceGrantsTable, tier: string) {
+    const requested = JSON.parse(grant.scopes) as string[];
+    const { granted, denied } = deps.tiers.split(tier, requested);
+    return sendPage(
+      reply,
+      200,
+      'Approve an agent',
+      html`<h1>An agent asks to act for you</h1>
+<p class="warning"><strong>Approve only if you started this yourself just now.</strong> Someone may have sent you this code to get a token in your name.</p>
+<dl>
+<dt>Client (unverified: the agent chose this name)</dt><dd>${grant.client_name ?? 'unnamed client'}</dd>
+<dt>Requested</dt><dd>${age(deps.clock.now() - Number(grant.created_at))}</dd>
+<dt>From IP</dt><dd>${grant.ip ?? 'unknown'}</dd>
+<dt>User agent</dt><dd>${grant.user_agent ?? 'unknown'}</dd>
+<dt>Sandbox</dt><dd>${grant.sandbox ? 'yes: its writes are simulated' : 'no'}</dd>
+</dl>
+<h2>Scopes your tier (${tier}) can grant</h2>
+<ul id="granted">${granted.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>
+${denied.length ? html`<h2>Scopes it will not get</h2><ul id="denied">${denied.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>` : ''}
+<form method="post" action="${PAGE}/decide">${csrfField(csrf)}<input type="hidden" name="code" value="${code}">
+<button type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="deny">Deny</button></form>`,
+    );
+  }
+
+  const refusals = {
+    unknown: [404, 'No pending request has this code. Check it and try again.'],
+    expired: [410, 'This code has expired. The agent has to start again.'],
+    decided: [409, 'This request was already decided.'],
+    bound_elsewhere: [403, 'This code was entered in another session. Only that session can decide it.'],
+    no_member: [403, 'Your account is gone.'],
+    too_many: [429, 'Too many codes entered. Wait a minute and try again.'],
+  } as const;
+  const refuse = (reply: FastifyReply, reason: keyof typeof refusals) => {
+    const [status, message] = refusals[reason];
+    return sendPage(
+      reply,
+      status,
+      'Approve an agent',
+      html`<h1>Cannot continue</h1><p>${message}</p><p><a href="${PAGE}">Enter a code</a></p>`,
+    );
+  };
+
+  app.register(async (scope) => {
+    acceptFormBodies(scope);
+
+    scope.get(PAGE, async (request, reply) => {
+      const csrf = csrfToken(deps.config, request, reply);
+      const session = await signedIn(deps, request);
+      const query = request.query as Record<string, unknown>;
+      const code = typeof query.code === 'string' ? query.code.slice(0, 20) : '';
+      if (!session) {
+        return sendPage(
+          reply,
+          200,
+          'Approve an agent',
+          html`<h1>Sign in first</h1><p><a href="/signin">Sign in</a>, then come back to this page to enter the agent's code.</p>`,
+        );
+      }
+      return sendPage(
+        reply,
+        200,
+        'Approve an agent',
+        html`<h1>Approve an agent</h1><p>Signed in as ${session.member.name}. Enter the code the agent showed you.</p>
+<form method="post" action="${PAGE}">${csrfField(csrf)}
+<label for="code">Code (XXXX-XXXX)</label><br>
+<input id="code" name="code" value="${code}" required maxlength="20" autocomplete="off" autocapitalize="characters">
+<button type="submit">Continue</button></form>`,
+      );
+    });
+
+    scope.post(PAGE, async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const session = await signedIn(deps, request);
+      if (!session) return reply.redirect('/signin', 303);
+      if (await tooManyEntries(session.member.id, rateKeyForIp(request.ip))) return refuse(reply, 'too_many');
+      const code = (formField(request, 'code') ?? '').slice(0, 20);
+      const bound = await bindGrantToSession(deps, code, session.sessionHash);
+      if (!bound.ok) return refuse(reply, bound.reason);
+      return review(reply, csrfToken(deps.config, request, reply), code, bound.grant, session.member.tier);
+    });
+
+    scope.post(`${PAGE}/decide`, async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const session = await signedIn(deps, request);
+      if (!session) return reply.redirect('/signin', 303);
+      const code = (formField(request, 'code') ?? '').slice(0, 20);
+      const bound = await bindGrantToSession(deps, code, session.sessionHash);
+      if (!bound.ok) return refuse(reply, bound.reason);
+      const approve = formField(request, 'decision') === 'approve';
+      const result = approve
+        ? await approveGrant(deps, code, session.member.id)
+        : await denyGrant(deps, code, session.member.id);
+      if (!result.ok) return refuse(reply, result.reason);
+      return sendPage(
+        reply,
+        200,
+        approve ? 'Agent approved' : 'Agent denied',
+        approve
+          ? html`<h1>Approved</h1><p>The agent receives its token on its next poll, once. It can use: ${result.granted.join(', ') || 'no scopes'}.</p>`
+          : html`<h1>Denied</h1><p>The agent is told the request was cancelled.</p>`,
+      );
+    });
+  });
+}

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { engines } from './helpers/databases.ts';
+import { signInThroughOutbox } from './support/browser.ts';
+
+for (const engine of engines) {
+  describe(`device approval page (${engine.name})`, { skip: engine.skip }, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine: engine.name });
+    });
+    after(() => t?.close());
+
+    async function startGrant() {
+      const started = await t.call('POST', '/api/agent/signup/start', {
+        body: {
+          scopes: ['read:public', 'events:rsvp', 'resources:book'],
+          client_name: 'Calendar <b>bot</b>',
+        },
+        headers: { 'user-agent': 'test-agent/1.0' },
+      });
+      assert.equal(started.status, 200, started.text);
+      return started.body as { device_code: string; user_code: string };
+    }
+    const poll = (deviceCode: string) =>
+      t.call('GET', `/api/agent/signup/poll?device_code=${encodeURIComponent(deviceCode)}`);
+    const grantRow = (id: string) =>
+      t.deps.db.selectFrom('device_grants').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+    test('a member reviews the request, sees the denied scopes, approves; the agent gets its token once', async () => {
+      const grant = await startGrant();
+      const member = await t.member('member', 'Mina');
+      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+
+      const form = await browser.request('GET', `/signup-with-agent?code=${grant.user_code}`);
+      assert.equal(form.status, 200);
+      assert.match(form.text, new RegExp(`value="${grant.user_code}"`), 'the code is prefilled');
+      const pendingRow = (await t.deps.db.selectFrom('device_grants').selectAll().execute()).at(-1)!;
+      assert.equal(pendingRow.bound_session_hash, null, 'a GET binds nothing');
+
+      const entered = grant.user_code.toLowerCase().replace('-', ' ');
+      const reviewPage = await browser.request('POST', '/signup-with-agent', {
+        code: entered,
+        csrf: browser.csrf,
+      });
+      assert.equal(reviewPage.status, 200, reviewPage.text);
+      assert.match(reviewPage.text, /unverified/);
+      assert.match(reviewPage.text, /Calendar &lt;b&gt;bot&lt;\/b&gt;/, 'the client name is escaped');
+      assert.match(reviewPage.text, /test-agent\/1\.0/);
+      assert.match(reviewPage.text, /127\.0\.0\.1/);
+      assert.match(reviewPage.text, /<ul id="denied"><li><code>resources:book<\/code>/);
+      assert.match(
+        reviewPage.text,
+        /<ul id="granted"><li><code>read:public<\/code><\/li><li><code>events:rsvp<\/code>/,
+      );
+      const bound = await grantRow(pendingRow.id);
+      assert.notEqual(bound.bound_session_hash, null);
+
+      const intruder = await signInThroughOutbox(t.baseUrl, (await t.member('core')).email);
+      const stolen = await intruder.request('POST', '/signup-with-agent/decide', {
+        code: grant.user_code,
+        decision: 'approve',
+        csrf: intruder.csrf,
+      });
+      assert.equal(stolen.status, 403, 'another member cannot decide a code bound to someone else');
+      assert.equal((await grantRow(pendingRow.id)).status, 'pending');
+
+      const forged = await browser.request('POST', '/signup-with-agent/decide', {
+        code: grant.user_code,
+        decision: 'approve',
+      });
+      assert.equal(forged.status, 403);
+      assert.equal((await grantRow(pendingRow.id)).status, 'pending');
+
+      const approved = await browser.request('POST', '/signup-with-agent/decide', {
+        code: grant.user_code,
+        decision: 'approve',
+        csrf: browser.csrf,
+      });
+      assert.equal(approved.status, 200);
+      assert.match(approved.text, /Approved/);
+      const decided = await grantRow(pendingRow.id);
+      assert.equal(decided.status, 'approved');
+      assert.equal(decided.member_id, member.id);
+      assert.deepEqual(JSON.parse(decided.denied_scopes!), ['resources:book']);
+
+      const completed = await poll(grant.device_code);
+      assert.equal(completed.status, 200);
+      assert.equal(completed.body.status, 'completed');
+      assert.deepEqual(completed.body.denied_scopes, ['resources:book']);
+      const check = await t.call('GET', '/api/agent/setup-check', { token: completed.body.agent_token });
+      assert.equal(check.body.ready, true);
+      t.clock.advance(10_000);
+      assert.equal((await poll(grant.device_code)).status, 410);
+    });
+
+    test('a denial reaches the agent as cancelled once, then 410', async () => {
+      const grant = await startGrant();
+      const member = await t.member('member');
+      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+      await browser.request('POST', '/signup-with-agent', { code: grant.user_code, csrf: browser.csrf });
+      const denied = await browser.request('POST', '/signup-with-agent/decide', {
+        code: grant.user_code,
+        decision: 'deny',
+        csrf: browser.csrf,
+      });
+      assert.equal(denied.status, 200);
+      assert.match(denied.text, /Denied/);
+      const cancelled = await poll(grant.device_code);
+      assert.equal(cancelled.body.status, 'cancelled');
+      t.clock.advance(10_000);
+      assert.equal((await poll(grant.device_code)).status, 410);
+    });
+
+    test('without a session the page asks to sign in, and code entry is rate-limited', async () => {
+      const anonymous = await fetch(`${t.baseUrl}/signup-with-agent?code=ABCD-EFGH`);
+      assert.match(await anonymous.text(), /Sign in first/);
+
+      const browser = await signInThroughOutbox(t.baseUrl, (await t.member('member')).email);
+      // A fresh minute: the earlier tests entered codes from this same IP.
+      t.clock.advance(60_000);
+      const statuses: number[] = [];
+      for (let i = 0; i < 11; i++) {
+        statuses.push(
+          (await browser.request('POST', '/signup-with-agent', { code: 'BBBB-BBBB', csrf: browser.csrf }))
+            .status,
+        );
+      }
+      assert.deepEqual(statuses, [...Array(10).fill(404), 429]);
+    });
+  });
+}

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+
+/** A browser of sorts: keeps cookies, never follows redirects, posts forms urlencoded. */
+export class Browser {
+  readonly cookies = new Map<string, string>();
+  constructor(private readonly baseUrl: string) {}
+
+  get cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  async request(method: string, path: string, form?: Record<string, string>) {
+    const response = await fetch(this.baseUrl + path, {
+      method,
+      redirect: 'manual',
+      headers: {
+        cookie: this.cookieHeader,
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const index = pair.indexOf('=');
+      const [name, value] = [pair.slice(0, index), pair.slice(index + 1)];
+      if (value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { status: response.status, headers: response.headers, text: await response.text() };
+  }
+
+  get csrf(): string {
+    return this.cookies.get('__csrf') ?? '';
+  }
+}
+
+export function linkFromOutbox(html: string): string {
+  const match = html.match(/\/signin\/confirm\?link=([A-Za-z0-9_%-]+)/);
+  assert.ok(match, 'the outbox shows a sign-in link');
+  return decodeURIComponent(match[1]);
+}
+
+/** Signs a member in the way a person does: the form, the link from the dev outbox, the confirm button. */
+export async function signInThroughOutbox(baseUrl: string, email: string): Promise<Browser> {
+  const browser = new Browser(baseUrl);
+  await browser.request('GET', '/signin');
+  await browser.request('POST', '/signin', { email, csrf: browser.csrf });
+  const secret = linkFromOutbox((await browser.request('GET', '/dev/outbox')).text);
+  const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+  assert.equal(done.status, 303);
+  return browser;
+}
