@@ -11,6 +11,7 @@ import { buildOpenApi } from './surfaces/openapi.ts';
 import { renderReferencePage } from './surfaces/reference-page.ts';
 import { frameworkErrorHandler, registerRestFallbacks, registerRestOperations } from './surfaces/rest.ts';
 import { registerWellKnown } from './surfaces/well-known.ts';
+import { registerAgentConsole } from './web/agent-console.ts';
 import { registerDeviceApprovalPages } from './web/device-approval.ts';
 import { renderHomePage } from './web/home.ts';
 import { registerSignInPages } from './web/sign-in.ts';
@@ -73,6 +74,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerA2a(app, deps, operations);
   registerSignInPages(app, deps);
   registerDeviceApprovalPages(app, deps);
+  registerAgentConsole(app, deps);
 
   const openapi = buildOpenApi(deps, operations);
   const reference = renderReferencePage(openapi);

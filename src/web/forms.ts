@@ -12,8 +12,25 @@ export function acceptFormBodies(scope: FastifyInstance): void {
   scope.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
-    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    (_request, body, done) => done(null, parseForm(body as string)),
   );
+}
+
+/** A field sent once is a string; one sent several times (checkboxes) is a list. */
+function parseForm(body: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(body)) {
+    const seen = fields[name];
+    fields[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+  }
+  return fields;
+}
+
+export function formList(request: FastifyRequest, name: string): string[] {
+  const body = request.body as Record<string, unknown> | undefined;
+  const value = body && typeof body === 'object' ? body[name] : undefined;
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
 export function formField(request: FastifyRequest, name: string): string | undefined {

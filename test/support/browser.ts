@@ -9,7 +9,7 @@ export class Browser {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
 
-  async request(method: string, path: string, form?: Record<string, string>) {
+  async request(method: string, path: string, form?: Record<string, string | string[]>) {
     const response = await fetch(this.baseUrl + path, {
       method,
       redirect: 'manual',
@@ -17,7 +17,7 @@ export class Browser {
         cookie: this.cookieHeader,
         ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
       },
-      body: form ? new URLSearchParams(form).toString() : undefined,
+      body: form ? encodeForm(form) : undefined,
     });
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(';');
@@ -49,4 +49,12 @@ export async function signInThroughOutbox(baseUrl: string, email: string): Promi
   const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
   assert.equal(done.status, 303);
   return browser;
+}
+
+function encodeForm(form: Record<string, string | string[]>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(form)) {
+    for (const item of Array.isArray(value) ? value : [value]) params.append(name, item);
+  }
+  return params.toString();
 }
