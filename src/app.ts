@@ -14,6 +14,7 @@ import { registerWellKnown } from './surfaces/well-known.ts';
 import { registerAgentConsole } from './web/agent-console.ts';
 import { registerDeviceApprovalPages } from './web/device-approval.ts';
 import { renderHomePage } from './web/home.ts';
+import { registerMembershipPage } from './web/membership.ts';
 import { registerSignInPages } from './web/sign-in.ts';
 
 export interface AppOptions {
@@ -75,6 +76,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerSignInPages(app, deps);
   registerDeviceApprovalPages(app, deps);
   registerAgentConsole(app, deps);
+  registerMembershipPage(app, deps);
 
   const openapi = buildOpenApi(deps, operations);
   const reference = renderReferencePage(openapi);

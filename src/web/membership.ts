@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import {
+  cancelTierRequest,
+  requestTier,
+  TIER_NOTE_MAX,
+  tierStatus,
+} from '../domain/members/tier-requests.ts';
+import { ApiError } from '../http/errors.ts';
+import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
+import { html, type SafeHtml } from './html.ts';
+import { refuseForgery, sendPage, signedIn } from './respond.ts';
+
+const PAGE = '/membership';
+
+/** The member's tier, pending request and history; ask for a higher tier or withdraw the ask (docs/pages.md). */
+export function registerMembershipPage(app: FastifyInstance, deps: Deps): void {
+  async function render(request: FastifyRequest, reply: FastifyReply, status: number, notice?: SafeHtml) {
+    const session = await signedIn(deps, request);
+    if (!session) return reply.redirect('/signin', 303);
+    const csrf = csrfToken(deps.config, request, reply);
+    const current = await tierStatus(deps, session.member.id);
+    const requestable = deps.tiers.tiers.filter(
+      (tier) => tier.selfRequestable && deps.tiers.isAbove(tier.name, current.tier),
+    );
+    const pending = current.pending;
+    return sendPage(
+      reply,
+      status,
+      'Membership',
+      html`<h1>Membership</h1>${notice ?? ''}
+<p>Your tier: <strong id="tier">${current.tier}</strong>.</p>
+${
+  pending
+    ? html`<section id="pending"><h2>Pending request</h2><p>Tier <strong>${pending.tier}</strong>, asked ${pending.created_at.slice(0, 16).replace('T', ' ')}${pending.note ? html`: “${pending.note}”` : ''}.</p>
+<form method="post" action="${PAGE}/cancel">${csrfField(csrf)}<button type="submit">Withdraw the request</button></form></section>`
+    : ''
+}
+${
+  requestable.length
+    ? html`<h2>Ask for a higher tier</h2><form method="post" action="${PAGE}/request">${csrfField(csrf)}
+<p><label for="tier-choice">Tier</label><br><select id="tier-choice" name="tier">${requestable.map((tier) => html`<option value="${tier.name}">${tier.name}</option>`)}</select></p>
+<p><label for="note">Note for the operators (optional)</label><br><textarea id="note" name="note" maxlength="${TIER_NOTE_MAX}" rows="3"></textarea></p>
+<button type="submit">Send the request</button></form>`
+    : html`<p>No higher tier can be requested from here; operators grant the others.</p>`
+}
+<h2>History</h2>
+${
+  current.history.length
+    ? html`<table><thead><tr><th>Asked</th><th>Tier</th><th>Outcome</th><th>Reason</th></tr></thead><tbody>
+${current.history.map((row) => html`<tr><td>${row.created_at.slice(0, 10)}</td><td>${row.tier}</td><td>${row.status}${row.granted_tier && row.granted_tier !== row.tier ? html` (as ${row.granted_tier})` : ''}</td><td>${row.reason ?? ''}</td></tr>`)}
+</tbody></table>`
+    : html`<p>No decided requests yet.</p>`
+}`,
+    );
+  }
+
+  app.register(async (scope) => {
+    acceptFormBodies(scope);
+    scope.get(PAGE, (request, reply) => render(request, reply, 200));
+
+    scope.post(`${PAGE}/request`, async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const session = await signedIn(deps, request);
+      if (!session) return reply.redirect('/signin', 303);
+      const note = (formField(request, 'note') ?? '').trim().slice(0, TIER_NOTE_MAX) || undefined;
+      try {
+        await requestTier(deps, session.member.id, formField(request, 'tier') ?? '', note);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        return render(
+          request,
+          reply,
+          error.status,
+          html`<p role="alert" class="warning">${error.message}</p>`,
+        );
+      }
+      return reply.redirect(PAGE, 303);
+    });
+
+    scope.post(`${PAGE}/cancel`, async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const session = await signedIn(deps, request);
+      if (!session) return reply.redirect('/signin', 303);
+      await cancelTierRequest(deps, session.member.id);
+      return reply.redirect(PAGE, 303);
+    });
+  });
+}
