@@ -15,6 +15,7 @@ import { registerAgentConsole } from './web/agent-console.ts';
 import { registerDeviceApprovalPages } from './web/device-approval.ts';
 import { renderHomePage } from './web/home.ts';
 import { registerMembershipPage } from './web/membership.ts';
+import { registerOperatorConsole } from './web/operator-console.ts';
 import { registerSignInPages } from './web/sign-in.ts';
 
 export interface AppOptions {
@@ -77,6 +78,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerDeviceApprovalPages(app, deps);
   registerAgentConsole(app, deps);
   registerMembershipPage(app, deps);
+  registerOperatorConsole(app, deps);
 
   const openapi = buildOpenApi(deps, operations);
   const reference = renderReferencePage(openapi);

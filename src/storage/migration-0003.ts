@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 
 /**
  * Single-use email sign-in links (like every secret, only their hash is stored), and the session a
- * device code is bound to once a signed-in member has entered it.
+ * device code is bound to once a signed-in member has entered it, and the operators' audit trail.
  */
 export const signInLinks: Migration = {
   async up(db: Kysely<any>) {
@@ -15,5 +15,15 @@ export const signInLinks: Migration = {
       .addColumn('used_at', 'bigint')
       .execute();
     await db.schema.alterTable('device_grants').addColumn('bound_session_hash', 'text').execute();
+    await db.schema
+      .createTable('operator_audit')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('at', 'bigint', (c) => c.notNull())
+      .addColumn('operator_id', 'text', (c) => c.notNull())
+      .addColumn('action', 'text', (c) => c.notNull())
+      .addColumn('target', 'text', (c) => c.notNull())
+      .addColumn('outcome', 'text', (c) => c.notNull())
+      .addColumn('detail', 'text', (c) => c.notNull())
+      .execute();
   },
 };

@@ -38,6 +38,16 @@ export interface SignInLinksTable {
   used_at: number | null;
 }
 
+export interface OperatorAuditTable {
+  id: string;
+  at: number;
+  operator_id: string;
+  action: string;
+  target: string;
+  outcome: string;
+  detail: string;
+}
+
 export interface SessionsTable {
   id_hash: string;
   member_id: string;
@@ -185,6 +195,7 @@ export interface Schema {
   tokens: TokensTable;
   sessions: SessionsTable;
   sign_in_links: SignInLinksTable;
+  operator_audit: OperatorAuditTable;
   device_grants: DeviceGrantsTable;
   counters: CountersTable;
   idempotency: IdempotencyTable;

@@ -1,0 +1,133 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { decideHighlight, listHighlights } from '../domain/highlights/highlights.ts';
+import { recordOperatorAction } from '../domain/members/operator-audit.ts';
+import { decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
+import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
+import { html, type SafeHtml } from './html.ts';
+import { refuseForgery, sendPage, signedIn } from './respond.ts';
+
+const REASON_MAX = 600;
+const PREVIEW_MAX = 400;
+
+/** Tier requests and the highlight queue for operators; every decision is audited (docs/pages.md). */
+export function registerOperatorConsole(app: FastifyInstance, deps: Deps): void {
+  /** The operator behind the request, or a reply already sent (sign in, or 403). */
+  async function operator(request: FastifyRequest, reply: FastifyReply, scope: string) {
+    const session = await signedIn(deps, request);
+    if (!session) return { reply: reply.redirect('/signin', 303) };
+    if (!deps.tiers.grants(session.member.tier, scope)) {
+      return {
+        reply: sendPage(
+          reply,
+          403,
+          'Operators only',
+          html`<h1>Operators only</h1><p>Your tier (${session.member.tier}) cannot use this page.</p>`,
+        ),
+      };
+    }
+    return { member: session.member, csrf: csrfToken(deps.config, request, reply) };
+  }
+
+  const nav = html`<nav><a href="/operator/tier-requests">Tier requests</a> · <a href="/operator/highlights">Highlights</a></nav>`;
+  const notice = (text: string): SafeHtml => html`<p role="status">${text}</p>`;
+
+  app.register(async (scope) => {
+    acceptFormBodies(scope);
+
+    scope.get('/operator/tier-requests', async (request, reply) => {
+      const who = await operator(request, reply, 'admin:tier_review');
+      if (!who.member) return who.reply;
+      const pending = await listTierRequests(deps, 'pending');
+      const tiers = deps.tiers.names();
+      return sendPage(
+        reply,
+        200,
+        'Tier requests',
+        html`${nav}<h1>Tier requests</h1>${pending.length ? '' : html`<p>No pending requests.</p>`}
+${pending.map(
+  (
+    row,
+  ) => html`<article class="op" id="${row.id}"><p><strong>${row.member_id}</strong> asks for <strong>${row.tier}</strong>${row.note ? html`: “${row.note}”` : ''}</p>
+<form method="post" action="/operator/tier-requests/decide">${csrfField(who.csrf)}<input type="hidden" name="id" value="${row.id}">
+<label>Grant tier <select name="tier">${tiers.map((tier) => html`<option value="${tier}"${tier === row.tier ? html` selected` : ''}>${tier}</option>`)}</select></label>
+<button type="submit" name="decision" value="approve">Approve</button>
+<label>Reason <input name="reason" maxlength="${REASON_MAX}"></label>
+<button type="submit" name="decision" value="deny">Deny</button></form></article>`,
+)}`,
+      );
+    });
+
+    scope.post('/operator/tier-requests/decide', async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const who = await operator(request, reply, 'admin:tier_review');
+      if (!who.member) return who.reply;
+      const id = formField(request, 'id') ?? '';
+      const approve = formField(request, 'decision') === 'approve';
+      const tier = formField(request, 'tier');
+      const reason = formField(request, 'reason')?.trim().slice(0, REASON_MAX) || undefined;
+      const outcome = await decideTierRequest(
+        deps,
+        id,
+        who.member.id,
+        approve ? { decision: 'approve', tier } : { decision: 'deny', reason },
+      );
+      await recordOperatorAction(deps, {
+        operatorId: who.member.id,
+        action: approve ? 'tier_request.approve' : 'tier_request.deny',
+        target: id,
+        outcome,
+        detail: approve ? { tier } : { reason },
+      });
+      const status =
+        outcome === 'done' ? 200 : outcome === 'unknown' ? 404 : outcome === 'not_pending' ? 409 : 400;
+      return sendPage(
+        reply,
+        status,
+        'Tier requests',
+        html`${nav}${notice(outcome === 'done' ? 'Decided.' : `Not decided: ${outcome.replace('_', ' ')}.`)}<p><a href="/operator/tier-requests">Back to the list</a></p>`,
+      );
+    });
+
+    scope.get('/operator/highlights', async (request, reply) => {
+      const who = await operator(request, reply, 'admin:highlights_review');
+      if (!who.member) return who.reply;
+      const pending = await listHighlights(deps, 'pending');
+      return sendPage(
+        reply,
+        200,
+        'Highlights',
+        html`${nav}<h1>Highlights awaiting moderation</h1>${pending.length ? '' : html`<p>The queue is empty.</p>`}
+${pending.map(
+  (
+    row,
+  ) => html`<article class="op" id="${row.id}"><pre>${row.story.slice(0, PREVIEW_MAX)}${row.story.length > PREVIEW_MAX ? '…' : ''}</pre>
+<form method="post" action="/operator/highlights/decide">${csrfField(who.csrf)}<input type="hidden" name="id" value="${row.id}">
+<button type="submit" name="decision" value="approve">Approve</button> <button type="submit" name="decision" value="reject">Reject</button></form></article>`,
+)}`,
+      );
+    });
+
+    scope.post('/operator/highlights/decide', async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const who = await operator(request, reply, 'admin:highlights_review');
+      if (!who.member) return who.reply;
+      const id = formField(request, 'id') ?? '';
+      const decision = formField(request, 'decision') === 'approve' ? 'approve' : 'reject';
+      const outcome = await decideHighlight(deps, id, decision, who.member.id);
+      await recordOperatorAction(deps, {
+        operatorId: who.member.id,
+        action: `highlight.${decision}`,
+        target: id,
+        outcome,
+      });
+      const status = outcome === 'done' ? 200 : outcome === 'unknown' ? 404 : 409;
+      return sendPage(
+        reply,
+        status,
+        'Highlights',
+        html`${nav}${notice(outcome === 'done' ? 'Decided.' : `Not decided: ${outcome.replace('_', ' ')}.`)}<p><a href="/operator/highlights">Back to the queue</a></p>`,
+      );
+    });
+  });
+}

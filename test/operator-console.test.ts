@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { requestTier } from '../src/domain/members/tier-requests.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { engines } from './helpers/databases.ts';
+import { signInThroughOutbox } from './support/browser.ts';
+
+const STORY = {
+  id: '2026-07-16-operator-console-story',
+  member_name: 'Ada Example',
+  member_id: 'm_ada',
+  action: 'spoke',
+  event_title: 'Community meetup',
+  event_url: 'https://events.example.org/meetup-42',
+  date: '2026-07-16',
+  dek: 'Ada gave a <talk> about tidy databases.',
+  stats: [{ label: 'attendees', value: 40 }],
+  images: ['https://images.example.org/ada.jpg'],
+};
+
+for (const engine of engines) {
+  describe(`operator console (${engine.name})`, { skip: engine.skip }, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine: engine.name });
+    });
+    after(() => t?.close());
+
+    const audit = () => t.deps.db.selectFrom('operator_audit').selectAll().orderBy('at').execute();
+    const tierRequest = (id: string) =>
+      t.deps.db.selectFrom('tier_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+    test('only operators get in', async () => {
+      const signedOut = await fetch(`${t.baseUrl}/operator/tier-requests`, { redirect: 'manual' });
+      assert.equal(signedOut.status, 303);
+      const member = await signInThroughOutbox(t.baseUrl, (await t.member('core')).email);
+      assert.equal((await member.request('GET', '/operator/tier-requests')).status, 403);
+      assert.equal((await member.request('GET', '/operator/highlights')).status, 403);
+    });
+
+    test('tier requests: approve to another tier, deny with a reason, both audited', async () => {
+      const operator = await t.member('operator', 'Olga');
+      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const asker = await t.member('member', 'Mina');
+      const asked = await requestTier(t.deps, asker.id, 'core', 'I host the <meetup>');
+      const list = await browser.request('GET', '/operator/tier-requests');
+      assert.equal(list.status, 200);
+      assert.match(list.text, new RegExp(`id="${asked.id}"`));
+      assert.match(list.text, /I host the &lt;meetup&gt;/);
+
+      const forged = await browser.request('POST', '/operator/tier-requests/decide', {
+        id: asked.id,
+        decision: 'approve',
+        tier: 'resident',
+      });
+      assert.equal(forged.status, 403);
+      assert.equal((await tierRequest(asked.id)).status, 'pending');
+
+      const approved = await browser.request('POST', '/operator/tier-requests/decide', {
+        id: asked.id,
+        decision: 'approve',
+        tier: 'resident',
+        csrf: browser.csrf,
+      });
+      assert.equal(approved.status, 200);
+      const row = await tierRequest(asked.id);
+      assert.equal(row.status, 'approved');
+      assert.equal(row.granted_tier, 'resident');
+      const member = await t.deps.db
+        .selectFrom('members')
+        .select('tier')
+        .where('id', '=', asker.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(member.tier, 'resident');
+      const events = await t.deps.db
+        .selectFrom('event_log')
+        .select('type')
+        .where('recipient_id', '=', asker.id)
+        .execute();
+      assert.ok(events.some((event) => event.type === 'tier_approved'));
+
+      const again = await requestTier(t.deps, asker.id, 'core');
+      const denied = await browser.request('POST', '/operator/tier-requests/decide', {
+        id: again.id,
+        decision: 'deny',
+        reason: 'Not this season',
+        csrf: browser.csrf,
+      });
+      assert.equal(denied.status, 200);
+      assert.equal((await tierRequest(again.id)).reason, 'Not this season');
+      const twice = await browser.request('POST', '/operator/tier-requests/decide', {
+        id: again.id,
+        decision: 'deny',
+        csrf: browser.csrf,
+      });
+      assert.equal(twice.status, 409);
+
+      const trail = (await audit()).filter((entry) => entry.operator_id === operator.id);
+      assert.deepEqual(
+        trail.map((entry) => [entry.action, entry.target, entry.outcome]),
+        [
+          ['tier_request.approve', asked.id, 'done'],
+          ['tier_request.deny', again.id, 'done'],
+          ['tier_request.deny', again.id, 'not_pending'],
+        ],
+      );
+    });
+
+    test('highlights: the queue previews the story; approving moves it out and is audited', async () => {
+      const author = await t.member('core');
+      const token = await t.token(author, ['events:submit_recap']);
+      const submitted = await t.call('POST', '/api/ingest/highlights/pending', { token, body: STORY });
+      assert.equal(submitted.status, 202, submitted.text);
+      const operator = await t.member('operator');
+      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const queue = await browser.request('GET', '/operator/highlights');
+      assert.match(queue.text, new RegExp(`id="${STORY.id}"`));
+      assert.match(queue.text, /a &lt;talk&gt; about/);
+      const decided = await browser.request('POST', '/operator/highlights/decide', {
+        id: STORY.id,
+        decision: 'approve',
+        csrf: browser.csrf,
+      });
+      assert.equal(decided.status, 200);
+      const row = await t.deps.db
+        .selectFrom('highlights')
+        .selectAll()
+        .where('id', '=', STORY.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.status, 'active', 'an approved highlight is published');
+      assert.equal(row.decided_by, operator.id);
+      const entry = (await audit()).find((e) => e.target === STORY.id);
+      assert.equal(entry?.action, 'highlight.approve');
+      assert.equal(entry?.operator_id, operator.id);
+      assert.doesNotMatch(
+        (await browser.request('GET', '/operator/highlights')).text,
+        new RegExp(`id="${STORY.id}"`),
+      );
+    });
+  });
+}
