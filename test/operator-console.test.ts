@@ -137,5 +137,45 @@ for (const engine of engines) {
         new RegExp(`id="${STORY.id}"`),
       );
     });
+
+    test('members: an operator demotes a member, whose token gets 403 with its tier on the next call', async () => {
+      const author = await t.member('core', 'Cora');
+      const token = await t.token(author, ['events:submit_recap']);
+      const before = await t.call('GET', '/api/ingest/highlights/pending', { token });
+      assert.equal(before.status, 200);
+      const operator = await t.member('operator');
+      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const list = await browser.request('GET', '/operator/members');
+      assert.match(list.text, new RegExp(`<tr id="${author.id}"><td>Cora</td>`));
+      const set = await browser.request('POST', '/operator/members/tier', {
+        id: author.id,
+        tier: 'member',
+        csrf: browser.csrf,
+      });
+      assert.equal(set.status, 200);
+      const stored = await t.deps.db
+        .selectFrom('members')
+        .select('tier')
+        .where('id', '=', author.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(stored.tier, 'member');
+      const after = await t.call('POST', '/api/ingest/highlights/pending', {
+        token,
+        body: { ...STORY, id: '2026-07-16-demoted-story' },
+      });
+      assert.equal(after.status, 403);
+      assert.equal(after.body.tier, 'member');
+      const bad = await browser.request('POST', '/operator/members/tier', {
+        id: author.id,
+        tier: 'emperor',
+        csrf: browser.csrf,
+      });
+      assert.equal(bad.status, 400);
+      const entries = (await audit()).filter((entry) => entry.target === author.id);
+      assert.deepEqual(
+        entries.map((entry) => (entry.outcome.startsWith('unknown tier') ? 'refused' : entry.outcome)),
+        ['done', 'refused'],
+      );
+    });
   });
 }

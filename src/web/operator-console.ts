@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { decideHighlight, listHighlights } from '../domain/highlights/highlights.ts';
+import { listMembers, MemberError, setMemberTier } from '../domain/members/members.ts';
 import { recordOperatorAction } from '../domain/members/operator-audit.ts';
 import { decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
@@ -29,7 +30,7 @@ export function registerOperatorConsole(app: FastifyInstance, deps: Deps): void 
     return { member: session.member, csrf: csrfToken(deps.config, request, reply) };
   }
 
-  const nav = html`<nav><a href="/operator/tier-requests">Tier requests</a> · <a href="/operator/highlights">Highlights</a></nav>`;
+  const nav = html`<nav><a href="/operator/tier-requests">Tier requests</a> · <a href="/operator/highlights">Highlights</a> · <a href="/operator/members">Members</a></nav>`;
   const notice = (text: string): SafeHtml => html`<p role="status">${text}</p>`;
 
   app.register(async (scope) => {
@@ -86,6 +87,54 @@ ${pending.map(
         status,
         'Tier requests',
         html`${nav}${notice(outcome === 'done' ? 'Decided.' : `Not decided: ${outcome.replace('_', ' ')}.`)}<p><a href="/operator/tier-requests">Back to the list</a></p>`,
+      );
+    });
+
+    scope.get('/operator/members', async (request, reply) => {
+      const who = await operator(request, reply, 'admin:tier_review');
+      if (!who.member) return who.reply;
+      const members = await listMembers(deps.db);
+      const tiers = deps.tiers.names();
+      return sendPage(
+        reply,
+        200,
+        'Members',
+        html`${nav}<h1>Members</h1><table><thead><tr><th>Name</th><th>Email</th><th>Tier</th></tr></thead><tbody>
+${members.map(
+  (
+    member,
+  ) => html`<tr id="${member.id}"><td>${member.name}</td><td>${member.email}</td><td><form method="post" action="/operator/members/tier">${csrfField(who.csrf)}<input type="hidden" name="id" value="${member.id}">
+<select name="tier" aria-label="Tier of ${member.name}">${tiers.map((tier) => html`<option value="${tier}"${tier === member.tier ? html` selected` : ''}>${tier}</option>`)}</select> <button type="submit">Set</button></form></td></tr>`,
+)}
+</tbody></table>`,
+      );
+    });
+
+    scope.post('/operator/members/tier', async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const who = await operator(request, reply, 'admin:tier_review');
+      if (!who.member) return who.reply;
+      const id = formField(request, 'id') ?? '';
+      const tier = formField(request, 'tier') ?? '';
+      let outcome = 'done';
+      try {
+        await setMemberTier(deps.db, deps.clock, deps.tiers, id, tier);
+      } catch (error) {
+        if (!(error instanceof MemberError)) throw error;
+        outcome = error.message;
+      }
+      await recordOperatorAction(deps, {
+        operatorId: who.member.id,
+        action: 'member.set_tier',
+        target: id,
+        outcome,
+        detail: { tier },
+      });
+      return sendPage(
+        reply,
+        outcome === 'done' ? 200 : 400,
+        'Members',
+        html`${nav}${notice(outcome === 'done' ? `Tier set to ${tier}.` : `Not changed: ${outcome}.`)}<p><a href="/operator/members">Back to the list</a></p>`,
       );
     });
 
