@@ -16,6 +16,7 @@ import { registerDeviceApprovalPages } from './web/device-approval.ts';
 import { renderHomePage } from './web/home.ts';
 import { registerMembershipPage } from './web/membership.ts';
 import { registerOperatorConsole } from './web/operator-console.ts';
+import { registerFeedbackTriage } from './web/operator-feedback.ts';
 import { registerSignInPages } from './web/sign-in.ts';
 
 export interface AppOptions {
@@ -79,6 +80,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerAgentConsole(app, deps);
   registerMembershipPage(app, deps);
   registerOperatorConsole(app, deps);
+  registerFeedbackTriage(app, deps);
 
   const openapi = buildOpenApi(deps, operations);
   const reference = renderReferencePage(openapi);

@@ -177,5 +177,45 @@ for (const engine of engines) {
         ['done', 'refused'],
       );
     });
+
+    test('feedback: open tickets are listed and resolved once, audited', async () => {
+      const filed = await t.call('POST', '/api/agent/feedback', {
+        body: { message: 'The <map> page is blank' },
+      });
+      assert.equal(filed.status, 201, filed.text);
+      const ticket = filed.body.ticket_id as string;
+      const operator = await t.member('operator');
+      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const list = await browser.request('GET', '/operator/feedback');
+      assert.match(list.text, new RegExp(`id="${ticket}"`));
+      assert.match(list.text, /The &lt;map&gt; page is blank/);
+      const forged = await browser.request('POST', '/operator/feedback/resolve', { ticket_id: ticket });
+      assert.equal(forged.status, 403);
+      const resolved = await browser.request('POST', '/operator/feedback/resolve', {
+        ticket_id: ticket,
+        csrf: browser.csrf,
+      });
+      assert.equal(resolved.status, 200);
+      const row = await t.deps.db
+        .selectFrom('feedback')
+        .select('status')
+        .where('ticket_id', '=', ticket)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.status, 'resolved');
+      const again = await browser.request('POST', '/operator/feedback/resolve', {
+        ticket_id: ticket,
+        csrf: browser.csrf,
+      });
+      assert.equal(again.status, 409);
+      const entries = (await audit()).filter((entry) => entry.target === ticket);
+      assert.deepEqual(
+        entries.map((entry) => entry.outcome),
+        ['done', 'not_open'],
+      );
+      assert.doesNotMatch(
+        (await browser.request('GET', '/operator/feedback')).text,
+        new RegExp(`id="${ticket}"`),
+      );
+    });
   });
 }

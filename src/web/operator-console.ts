@@ -1,43 +1,24 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { decideHighlight, listHighlights } from '../domain/highlights/highlights.ts';
 import { listMembers, MemberError, setMemberTier } from '../domain/members/members.ts';
 import { recordOperatorAction } from '../domain/members/operator-audit.ts';
 import { decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
-import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
-import { html, type SafeHtml } from './html.ts';
-import { refuseForgery, sendPage, signedIn } from './respond.ts';
+import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
+import { html } from './html.ts';
+import { operatorNav as nav, notice } from './operator-nav.ts';
+import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
 const REASON_MAX = 600;
 const PREVIEW_MAX = 400;
 
 /** Tier requests and the highlight queue for operators; every decision is audited (docs/pages.md). */
 export function registerOperatorConsole(app: FastifyInstance, deps: Deps): void {
-  /** The operator behind the request, or a reply already sent (sign in, or 403). */
-  async function operator(request: FastifyRequest, reply: FastifyReply, scope: string) {
-    const session = await signedIn(deps, request);
-    if (!session) return { reply: reply.redirect('/signin', 303) };
-    if (!deps.tiers.grants(session.member.tier, scope)) {
-      return {
-        reply: sendPage(
-          reply,
-          403,
-          'Operators only',
-          html`<h1>Operators only</h1><p>Your tier (${session.member.tier}) cannot use this page.</p>`,
-        ),
-      };
-    }
-    return { member: session.member, csrf: csrfToken(deps.config, request, reply) };
-  }
-
-  const nav = html`<nav><a href="/operator/tier-requests">Tier requests</a> · <a href="/operator/highlights">Highlights</a> · <a href="/operator/members">Members</a></nav>`;
-  const notice = (text: string): SafeHtml => html`<p role="status">${text}</p>`;
-
   app.register(async (scope) => {
     acceptFormBodies(scope);
 
     scope.get('/operator/tier-requests', async (request, reply) => {
-      const who = await operator(request, reply, 'admin:tier_review');
+      const who = await requireOperator(deps, request, reply, 'admin:tier_review');
       if (!who.member) return who.reply;
       const pending = await listTierRequests(deps, 'pending');
       const tiers = deps.tiers.names();
@@ -61,7 +42,7 @@ ${pending.map(
 
     scope.post('/operator/tier-requests/decide', async (request, reply) => {
       if (!hasValidCsrf(request)) return refuseForgery(reply);
-      const who = await operator(request, reply, 'admin:tier_review');
+      const who = await requireOperator(deps, request, reply, 'admin:tier_review');
       if (!who.member) return who.reply;
       const id = formField(request, 'id') ?? '';
       const approve = formField(request, 'decision') === 'approve';
@@ -91,7 +72,7 @@ ${pending.map(
     });
 
     scope.get('/operator/members', async (request, reply) => {
-      const who = await operator(request, reply, 'admin:tier_review');
+      const who = await requireOperator(deps, request, reply, 'admin:tier_review');
       if (!who.member) return who.reply;
       const members = await listMembers(deps.db);
       const tiers = deps.tiers.names();
@@ -112,7 +93,7 @@ ${members.map(
 
     scope.post('/operator/members/tier', async (request, reply) => {
       if (!hasValidCsrf(request)) return refuseForgery(reply);
-      const who = await operator(request, reply, 'admin:tier_review');
+      const who = await requireOperator(deps, request, reply, 'admin:tier_review');
       if (!who.member) return who.reply;
       const id = formField(request, 'id') ?? '';
       const tier = formField(request, 'tier') ?? '';
@@ -139,7 +120,7 @@ ${members.map(
     });
 
     scope.get('/operator/highlights', async (request, reply) => {
-      const who = await operator(request, reply, 'admin:highlights_review');
+      const who = await requireOperator(deps, request, reply, 'admin:highlights_review');
       if (!who.member) return who.reply;
       const pending = await listHighlights(deps, 'pending');
       return sendPage(
@@ -159,7 +140,7 @@ ${pending.map(
 
     scope.post('/operator/highlights/decide', async (request, reply) => {
       if (!hasValidCsrf(request)) return refuseForgery(reply);
-      const who = await operator(request, reply, 'admin:highlights_review');
+      const who = await requireOperator(deps, request, reply, 'admin:highlights_review');
       if (!who.member) return who.reply;
       const id = formField(request, 'id') ?? '';
       const decision = formField(request, 'decision') === 'approve' ? 'approve' : 'reject';
