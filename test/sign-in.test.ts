@@ -123,6 +123,40 @@ for (const engine of engines) {
       assert.equal(member?.tier, 'public');
     });
 
+    test('after signing in, the person returns to the page that sent them, never to another site', async () => {
+      const member = await t.member('member');
+      for (const [next, expected] of [
+        ['/signup-with-agent?code=BCDF-GHJK', '/signup-with-agent?code=BCDF-GHJK'],
+        ['//evil.example/phish', '/signin'],
+        ['https://evil.example/', '/signin'],
+      ]) {
+        const browser = new Browser(t.baseUrl);
+        const form = await browser.request('GET', `/signin?next=${encodeURIComponent(next)}`);
+        const carried = form.text.match(/name="next" value="([^"]*)"/)?.[1]?.replace(/&amp;/g, '&');
+        await browser.request('POST', '/signin', {
+          email: member.email,
+          next: carried ?? '',
+          csrf: browser.csrf,
+        });
+        const outbox = (await browser.request('GET', '/dev/outbox')).text;
+        const url = new URL(
+          outbox.match(/http:\/\/\S+\/signin\/confirm\?\S+?(?=<|\s)/)![0].replace(/&amp;/g, '&'),
+        );
+        const confirm = await browser.request('GET', url.pathname + url.search);
+        const nextField =
+          confirm.text.match(/name="next" value="([^"]*)"/)?.[1]?.replace(/&amp;/g, '&') ?? '';
+        const done = await browser.request('POST', '/signin/confirm', {
+          link: url.searchParams.get('link')!,
+          next: nextField,
+          csrf: browser.csrf,
+        });
+        assert.equal(done.status, 303);
+        assert.equal(done.headers.get('location'), expected, next);
+      }
+      const anonymous = await fetch(`${t.baseUrl}/signup-with-agent?code=BCDF-GHJK`);
+      assert.match(await anonymous.text(), /href="\/signin\?next=%2Fsignup-with-agent%3Fcode%3DBCDF-GHJK"/);
+    });
+
     test('a bad email address is a 400 page', async () => {
       const browser = new Browser(t.baseUrl);
       const bad = await requestLink(browser, 'not an address');

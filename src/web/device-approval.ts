@@ -85,7 +85,7 @@ ${denied.length ? html`<h2>Scopes it will not get</h2><ul id="denied">${denied.m
           reply,
           200,
           'Approve an agent',
-          html`<h1>Sign in first</h1><p><a href="/signin">Sign in</a>, then come back to this page to enter the agent's code.</p>`,
+          html`<h1>Sign in first</h1><p><a href="/signin?next=${encodeURIComponent(request.url)}">Sign in</a>; you come back here afterwards to enter the agent's code.</p>`,
         );
       }
       return sendPage(

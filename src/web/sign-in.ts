@@ -15,6 +15,11 @@ import {
 import { html } from './html.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
 
+/** Where to go after signing in: only a path on this site (never `//host` or a full URL). */
+function safeNext(raw: unknown): string {
+  return typeof raw === 'string' && /^\/(?![/\\])[^\s]{0,500}$/.test(raw) ? raw : '/signin';
+}
+
 /** Email magic-link sign-in, sign-out and, without an SMTP server, the dev outbox (docs/pages.md). */
 export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
   const mailer = createMailer(deps.config, (line) => app.log.info(line));
@@ -39,7 +44,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
         200,
         'Sign in',
         html`<h1>Sign in</h1><p>We send a single-use sign-in link to your email address.</p>
-<form method="post" action="/signin">${csrfField(csrf)}
+<form method="post" action="/signin">${csrfField(csrf)}<input type="hidden" name="next" value="${safeNext((request.query as Record<string, unknown>).next)}">
 <label for="email">Email address</label><br>
 <input id="email" name="email" type="email" autocomplete="email" required maxlength="255">
 <button type="submit">Send me a link</button></form>`,
@@ -59,7 +64,9 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
       }
       const secret = await issueSignInLink(deps, email);
       if (secret) {
-        const link = `${deps.config.publicUrl}/signin/confirm?link=${encodeURIComponent(secret)}`;
+        const next = safeNext(formField(request, 'next'));
+        const back = next === '/signin' ? '' : `&next=${encodeURIComponent(next)}`;
+        const link = `${deps.config.publicUrl}/signin/confirm?link=${encodeURIComponent(secret)}${back}`;
         await mailer.send({
           to: email,
           subject: 'Your sign-in link',
@@ -89,6 +96,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
         'Sign in',
         html`<h1>Finish signing in</h1>
 <form method="post" action="/signin/confirm">${csrfField(csrf)}<input type="hidden" name="link" value="${typeof link === 'string' ? link : ''}">
+<input type="hidden" name="next" value="${safeNext((request.query as Record<string, unknown>).next)}">
 <button type="submit">Sign in</button></form>`,
       );
     });
@@ -109,7 +117,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
           'set-cookie',
           `${SESSION_COOKIE}=${sessionId}; ${cookieAttributes(deps.config, SESSION_TTL_MS / 1000)}`,
         )
-        .redirect('/signin', 303);
+        .redirect(safeNext(formField(request, 'next')), 303);
     });
 
     scope.post('/signout', async (request, reply) => {
