@@ -7,6 +7,7 @@ import { type Member, setMemberTier } from '../src/domain/members/members.ts';
 import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { engines } from './helpers/databases.ts';
+import { story } from './support/highlight-story.ts';
 
 const PENDING = '/api/ingest/highlights/pending';
 const SEVEN_DAYS = 7 * MS.day;
@@ -16,25 +17,6 @@ let sequence = 0;
 function storyId(tag: string): string {
   sequence += 1;
   return `2026-07-16-${tag}-${sequence}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-function story(id: string, extra: Record<string, unknown> = {}) {
-  return {
-    id,
-    member_name: 'Ada Example',
-    member_id: 'm_ada',
-    action: 'spoke',
-    event_title: 'Community meetup',
-    event_url: 'https://events.example.org/meetup-42',
-    date: '2026-07-16',
-    dek: 'Ada gave a talk about tidy databases.',
-    stats: [
-      { label: 'attendees', value: 40 },
-      { label: 'slides', value: 'twelve' },
-    ],
-    images: ['https://images.example.org/ada.jpg'],
-    ...extra,
-  };
 }
 
 for (const engine of engines) {

@@ -4,19 +4,9 @@ import { requestTier } from '../src/domain/members/tier-requests.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { engines } from './helpers/databases.ts';
 import { signInThroughOutbox } from './support/browser.ts';
+import { story } from './support/highlight-story.ts';
 
-const STORY = {
-  id: '2026-07-16-operator-console-story',
-  member_name: 'Ada Example',
-  member_id: 'm_ada',
-  action: 'spoke',
-  event_title: 'Community meetup',
-  event_url: 'https://events.example.org/meetup-42',
-  date: '2026-07-16',
-  dek: 'Ada gave a <talk> about tidy databases.',
-  stats: [{ label: 'attendees', value: 40 }],
-  images: ['https://images.example.org/ada.jpg'],
-};
+const STORY = story('2026-07-16-operator-console-story', { dek: 'Ada gave a <talk> about tidy databases.' });
 
 for (const engine of engines) {
   describe(`operator console (${engine.name})`, { skip: engine.skip }, () => {
