@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { approveGrant, bindGrantToSession, denyGrant } from '../domain/auth/device-grants.ts';
 import { rateKeyForIp } from '../http/client.ts';
+import { counterKey, type RatePolicy, windowBounds } from '../http/rate-limit.ts';
 import type { DeviceGrantsTable } from '../storage/schema.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
@@ -9,7 +10,10 @@ import { refuseForgery, sendPage, signedIn } from './respond.ts';
 
 const PAGE = '/signup-with-agent';
 /** Code entries a minute, per member and per IP: enough for typos, far too few to guess codes. */
-const CODE_ENTRIES_PER_MINUTE = 10;
+const CODE_ENTRY_POLICIES: RatePolicy[] = [
+  { name: 'code_entry_member', limit: 10, window: 60, per: 'member' },
+  { name: 'code_entry_ip', limit: 10, window: 60, per: 'ip' },
+];
 
 function age(ms: number): string {
   const minutes = Math.floor(ms / 60_000);
@@ -20,13 +24,16 @@ function age(ms: number): string {
 export function registerDeviceApprovalPages(app: FastifyInstance, deps: Deps): void {
   async function tooManyEntries(memberId: string, ip: string): Promise<boolean> {
     const now = deps.clock.now();
-    const windowStart = now - (now % 60_000);
     const counts = await Promise.all(
-      [`code-entry:member:${memberId}`, `code-entry:ip:${ip}`].map((key) =>
-        deps.windowCounters.hit(`${key}:${windowStart}`, windowStart + 60_000, now),
+      CODE_ENTRY_POLICIES.map((policy) =>
+        deps.windowCounters.hit(
+          counterKey(policy, policy.per === 'ip' ? ip : memberId, now),
+          windowBounds(policy, now).end,
+          now,
+        ),
       ),
     );
-    return counts.some((count) => count > CODE_ENTRIES_PER_MINUTE);
+    return counts.some((count, i) => count > CODE_ENTRY_POLICIES[i].limit);
   }
 
   function review(reply: FastifyReply, csrf: string, code: string, grant: DeviceGrantsTable, tier: string) {

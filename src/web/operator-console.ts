@@ -6,7 +6,7 @@ import { recordOperatorAction } from '../domain/members/operator-audit.ts';
 import { decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
-import { operatorNav as nav, notice } from './operator-nav.ts';
+import { decisionPage, operatorNav as nav, notice } from './operator-nav.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
 const REASON_MAX = 600;
@@ -61,14 +61,13 @@ ${pending.map(
         outcome,
         detail: approve ? { tier } : { reason },
       });
-      const status =
-        outcome === 'done' ? 200 : outcome === 'unknown' ? 404 : outcome === 'not_pending' ? 409 : 400;
-      return sendPage(
-        reply,
-        status,
-        'Tier requests',
-        html`${nav}${notice(outcome === 'done' ? 'Decided.' : `Not decided: ${outcome.replace('_', ' ')}.`)}<p><a href="/operator/tier-requests">Back to the list</a></p>`,
-      );
+      return decisionPage(reply, {
+        title: 'Tier requests',
+        back: '/operator/tier-requests',
+        outcome,
+        done: 'Decided.',
+        failed: 'Not decided',
+      });
     });
 
     scope.get('/operator/members', async (request, reply) => {
@@ -151,13 +150,13 @@ ${pending.map(
         target: id,
         outcome,
       });
-      const status = outcome === 'done' ? 200 : outcome === 'unknown' ? 404 : 409;
-      return sendPage(
-        reply,
-        status,
-        'Highlights',
-        html`${nav}${notice(outcome === 'done' ? 'Decided.' : `Not decided: ${outcome.replace('_', ' ')}.`)}<p><a href="/operator/highlights">Back to the queue</a></p>`,
-      );
+      return decisionPage(reply, {
+        title: 'Highlights',
+        back: '/operator/highlights',
+        outcome,
+        done: 'Decided.',
+        failed: 'Not decided',
+      });
     });
   });
 }

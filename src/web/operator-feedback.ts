@@ -4,7 +4,7 @@ import { listFeedback, resolveFeedback } from '../domain/feedback/triage.ts';
 import { recordOperatorAction } from '../domain/members/operator-audit.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
-import { notice, operatorNav } from './operator-nav.ts';
+import { decisionPage, operatorNav } from './operator-nav.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
 /** Feedback triage for operators: open tickets, newest first, and resolving one (audited). */
@@ -43,13 +43,13 @@ ${open.map(
         target: ticketId,
         outcome,
       });
-      const status = outcome === 'done' ? 200 : outcome === 'unknown' ? 404 : 409;
-      return sendPage(
-        reply,
-        status,
-        'Feedback',
-        html`${operatorNav}${notice(outcome === 'done' ? 'Resolved.' : `Not resolved: ${outcome.replace('_', ' ')}.`)}<p><a href="/operator/feedback">Back to the list</a></p>`,
-      );
+      return decisionPage(reply, {
+        title: 'Feedback',
+        back: '/operator/feedback',
+        outcome,
+        done: 'Resolved.',
+        failed: 'Not resolved',
+      });
     });
   });
 }

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../domain/auth/sessions.ts';
-import { issueSignInLink, normalizeEmail, redeemSignInLink } from '../domain/auth/sign-in.ts';
+import { issueSignInLink, redeemSignInLink } from '../domain/auth/sign-in.ts';
 import { createMailer } from '../domain/auth/sign-in-mail.ts';
+import { normalizeEmail } from '../domain/members/members.ts';
 import { readCookie } from '../http/client.ts';
 import {
   acceptFormBodies,

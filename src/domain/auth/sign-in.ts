@@ -6,14 +6,6 @@ import { createMember } from '../members/members.ts';
 import { createSession } from './sessions.ts';
 
 export const SIGN_IN_LINK_TTL_MS = 15 * MS.minute;
-const EMAIL = /^[^@\s]{1,64}@[^@\s]{1,190}$/;
-
-export function normalizeEmail(raw: unknown): string | undefined {
-  if (typeof raw !== 'string') return undefined;
-  const email = raw.trim().toLowerCase();
-  return EMAIL.test(email) ? email : undefined;
-}
-
 /**
  * A single-use sign-in link for a known member, or for anyone when open sign-up is on. Returns the
  * link's secret, or undefined when no link is sent; the caller shows the same page either way, so

@@ -14,6 +14,15 @@ export interface NewMember {
 
 export class MemberError extends Error {}
 
+const EMAIL = /^[^@\s]+@[^@\s]+$/;
+
+/** Trimmed and lower-cased, or undefined when it is not an email address; the one rule for every way in. */
+export function normalizeEmail(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const email = raw.trim().toLowerCase();
+  return email.length <= 255 && EMAIL.test(email) ? email : undefined;
+}
+
 function handleFrom(name: string): string {
   return (
     name
@@ -33,8 +42,8 @@ export async function createMember(
 ): Promise<Member> {
   const tier = input.tier ?? tiers.lowest;
   if (!tiers.has(tier)) throw new MemberError(`unknown tier "${tier}" (tiers: ${tiers.names().join(', ')})`);
-  const email = input.email.trim().toLowerCase();
-  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new MemberError(`"${input.email}" is not an email address`);
+  const email = normalizeEmail(input.email);
+  if (!email) throw new MemberError(`"${input.email}" is not an email address`);
   const existing = await db.selectFrom('members').select('id').where('email', '=', email).executeTakeFirst();
   if (existing) throw new MemberError(`a member with email ${email} already exists (${existing.id})`);
   const now = clock.now();
