@@ -165,6 +165,45 @@ for (const engine of engines) {
   });
 }
 
+describe('page forms under bad input', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t?.close());
+
+  test('malformed, oversize, mistyped or repeated fields get a 4xx and issue nothing', async () => {
+    const browser = new Browser(t.baseUrl);
+    await browser.request('GET', '/signin');
+    const post = (body: string, type = 'application/x-www-form-urlencoded') =>
+      fetch(`${t.baseUrl}/signin`, {
+        method: 'POST',
+        headers: { cookie: browser.cookieHeader, 'content-type': type },
+        body,
+      });
+    const csrf = encodeURIComponent(browser.csrf);
+    const cases: [string, Response, number][] = [
+      ['oversize form', await post(`email=${'a'.repeat(40_000)}&csrf=${csrf}`), 413],
+      ['malformed JSON', await post('{bad', 'application/json'), 400],
+      ['text/plain', await post('email=a@b.c', 'text/plain'), 415],
+      ['two emails', await post(`email=a@b.c&email=d@e.f&csrf=${csrf}`), 400],
+      ['two CSRF fields', await post(`email=a@b.c&csrf=${csrf}&csrf=${csrf}`), 403],
+      ['bad percent-encoding', await post(`email=%ZZ&csrf=${csrf}`), 400],
+      ['no fields at all', await post(''), 403],
+    ];
+    for (const [label, response, status] of cases) {
+      assert.equal(response.status, status, label);
+      const text = await response.text();
+      assert.ok(text.length > 0, `${label} explains itself`);
+    }
+    assert.equal((await t.deps.db.selectFrom('sign_in_links').selectAll().execute()).length, 0);
+    const prototype = await post(
+      `__proto__=x&constructor=y&email=${encodeURIComponent('a@b.c')}&csrf=${csrf}`,
+    );
+    assert.equal(prototype.status, 200, 'odd field names are plain fields');
+  });
+});
+
 describe('email sign-in with open sign-up off', () => {
   let t: TestApp;
   before(async () => {
