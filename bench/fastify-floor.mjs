@@ -40,9 +40,30 @@ const headers = {
   'x-request-id': '6f1c2f64-5b0e-4d7e-9a51-0d7c9a1b2c3d',
   'x-content-type-options': 'nosniff',
 };
+// The size of scenario (f)'s answer: twenty upcoming events, already serialized.
+const start = Date.parse('2026-12-01T18:00:00Z');
+const upcoming = JSON.stringify({
+  ok: true,
+  events: Array.from({ length: 20 }, (_, i) => ({
+    platform_url: `https://lu.ma/bench-${i}`,
+    title: `Bench event ${i}`,
+    start: new Date(start + i * 86_400_000).toISOString(),
+    end: new Date(start + i * 86_400_000 + 7_200_000).toISOString(),
+    location: 'Main hall',
+    cover_url: null,
+    description: 'An event in the benchmark’s cache.',
+  })),
+  count: 20,
+  age_min: 0,
+  stale: false,
+});
 const app = Fastify({ logger: false });
 app.get('/', async (_request, reply) => {
   reply.headers(headers);
   return body;
+});
+app.get('/upcoming', async (_request, reply) => {
+  reply.headers(headers);
+  return reply.type('application/json; charset=utf-8').send(upcoming);
 });
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

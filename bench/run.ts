@@ -7,6 +7,8 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
+import { memberReadScenarios, memberReadTargets, seedMemberReads } from './member-reads.ts';
+import { researchBench } from './research-run.ts';
 import {
   CONNECTIONS,
   cli,
@@ -89,6 +91,11 @@ try {
     { url: `${floor.url}/` },
     floor.child.pid,
   );
+  const upcomingFloor = await load(
+    "(f') Fastify, same-size reply as (f), no work",
+    { url: `${floor.url}/upcoming` },
+    floor.child.pid,
+  );
   await floor.stop();
 
   cli(['migrate'], env);
@@ -96,6 +103,7 @@ try {
   const { token: sandboxToken } = mint(true);
   const reader = mint(false, 'membership:read', 'membership');
   const cookie = await sessionCookie(reader.memberId);
+  await seedMemberReads(env.DATABASE_URL);
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
   const rssAtStart = residentMb(server.child.pid!);
 
@@ -182,10 +190,12 @@ try {
     await load('(e3) A2A tasks/send ic_get_my_membership', membershipReads.a2a, server.child.pid),
   ];
   rows.push(...membershipRows);
+  const memberReads = await memberReadScenarios(server.url, server.child.pid);
+  rows.push(memberReads.upcoming, memberReads.sequential, memberReads.batch);
   const rssAfter = residentMb(server.child.pid!);
   await server.stop();
 
-  report([rows[0], floorFigures, ...rows.slice(1)], rows[0]);
+  report([rows[0], floorFigures, ...rows.slice(1), upcomingFloor], rows[0]);
   const [a, b, , d, restRead, mcpRead, a2aRead] = rows;
   console.log(`resident memory of the service: ${rssAtStart} MB after start, ${rssAfter} MB after the run`);
   console.log(
@@ -195,6 +205,10 @@ try {
   console.log(
     `membership read: REST ${restRead.requestsPerSecond} req/s, MCP ${mcpRead.requestsPerSecond} req/s (MCP/REST ${ratio(mcpRead)}%), A2A ${a2aRead.requestsPerSecond} req/s (A2A/REST ${ratio(a2aRead)}%); target each >= 50%`,
   );
+  console.log(memberReadTargets(a, memberReads));
+  // Issue 5 at 100k passages; `npm run bench:research` adds the 1M build.
+  await researchBench([100_000]);
+  console.log('research targets: relevance >= minisearch; ask p50 < 15 ms and p99 < 100 ms at 1M passages');
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -13,6 +13,52 @@ export interface Limits {
   feedbackPerHour: number;
   /** New highlight submissions per token per UTC day (spec §8). */
   highlightsPerDay: number;
+  /** RSVPs per token per UTC day (reference §11). */
+  rsvpsPerDay: number;
+  /** Booking requests per token per UTC day (reference §11). */
+  bookingsPerDay: number;
+  /** Event proposals per member per UTC day. */
+  eventRequestsPerDay: number;
+  /** Leaderboard opt-in changes per member per hour (not set by the spec). */
+  leaderboardOptInPerHour: number;
+  /** Confirmed operator decisions over MCP/A2A per token per UTC day (reference §11). */
+  operatorMutationsPerDay: number;
+  /** Research queries per member per hour, shared by all the member's tokens and sessions (spec §8). */
+  researchPerHour: number;
+}
+
+export const MODEL_CLASSES = ['small', 'medium', 'large'] as const;
+export type ModelClass = (typeof MODEL_CLASSES)[number];
+
+/** The language model research synthesis calls; absent provider: the offline extractive synthesizer. */
+export interface ResearchConfig {
+  /** RESEARCH_PROVIDER: `openai` (any OpenAI-compatible chat-completions API), `anthropic`, or `none`. */
+  provider: 'none' | 'openai' | 'anthropic';
+  /** RESEARCH_BASE_URL: the API base (default the vendor's public one; set it for a proxy or a local server). */
+  baseUrl: string;
+  /** RESEARCH_API_KEY. */
+  apiKey?: string;
+  /** RESEARCH_MODEL_SMALL / _MEDIUM / _LARGE: the provider's model identifier for each class. */
+  models: Record<ModelClass, string>;
+  /** RESEARCH_TIMEOUT_MS: a provider call gives up after this long (504). */
+  timeoutMs: number;
+  /** RESEARCH_MAX_TOKENS: the longest answer asked of the provider. */
+  maxTokens: number;
+}
+
+/** The GitHub-compatible code host members link for the leaderboard (GitHub, GitHub Enterprise, Gitea, Forgejo). */
+export interface CodeHostConfig {
+  /** Where people sign in: OAuth authorize and token exchange (VCS_WEB_URL). */
+  webUrl: string;
+  /** The REST API base, path included (VCS_API_URL; `https://ghe.example/api/v3` on Enterprise). */
+  apiUrl: string;
+  /** OAuth app credentials; linking through OAuth is offered only when both are set. */
+  clientId?: string;
+  clientSecret?: string;
+  /** The service's own token for the counting job (VCS_API_TOKEN): a higher search rate limit. */
+  apiToken?: string;
+  /** Every call to the host gives up after this long (VCS_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 export interface Config {
@@ -42,6 +88,37 @@ export interface Config {
   smtpUrl?: string;
   /** Sender of sign-in mail (MAIL_FROM). */
   mailFrom: string;
+  /** The event platform's iCalendar feed: an http(s) URL or a local .ics path (EVENTS_FEED). */
+  eventsFeed?: string;
+  /** Minutes between feed refreshes (EVENTS_REFRESH_MINUTES). */
+  eventsRefreshMinutes: number;
+  /** The platform's accepted event-URL hosts, canonical first (EVENT_URL_HOSTS, comma-separated). */
+  eventUrlHosts: string[];
+  /** Where queued RSVPs are delivered (RSVP_WEBHOOK_URL); absent: recorded and confirmed locally. */
+  rsvpWebhookUrl?: string;
+  /** Seconds between worker passes over queued RSVPs and bookings (WORKER_INTERVAL_SECONDS). */
+  workerIntervalSeconds: number;
+  /** How long a worker holds a claimed job before another may take it over (WORKER_LEASE_SECONDS). */
+  workerLeaseSeconds: number;
+  /** Start the queue workers inside `serve` (RUN_WORKERS); off for instances that only serve. */
+  runWorkers: boolean;
+  codeHost: CodeHostConfig;
+  /** How often `serve` recounts the week's commits (LEADERBOARD_REFRESH_MINUTES); 0 turns the timer off. */
+  leaderboardRefreshMinutes: number;
+  /** OpenID Connect sign-in beside the mailed link; absent unless OIDC_ISSUER and OIDC_CLIENT_ID are set. */
+  oidc?: OidcConfig;
+  research: ResearchConfig;
+}
+
+export interface OidcConfig {
+  /** Issuer URL (OIDC_ISSUER); its metadata is read from `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  /** Client id registered at the provider (OIDC_CLIENT_ID), with the redirect URI `<PUBLIC_URL>/signin/oidc/callback`. */
+  clientId: string;
+  /** Client secret (OIDC_CLIENT_SECRET), sent with HTTP Basic; absent for a public client (PKCE only). */
+  clientSecret?: string;
+  /** Text of the sign-in button (OIDC_LABEL). */
+  label: string;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -50,6 +127,12 @@ export const DEFAULT_LIMITS: Limits = {
   signupStartPerHour: 30,
   feedbackPerHour: 10,
   highlightsPerDay: 3,
+  rsvpsPerDay: 10,
+  bookingsPerDay: 10,
+  eventRequestsPerDay: 3,
+  leaderboardOptInPerHour: 30,
+  operatorMutationsPerDay: 20,
+  researchPerHour: 60,
 };
 
 const LIMIT_ENV: Record<keyof Limits, string> = {
@@ -58,6 +141,12 @@ const LIMIT_ENV: Record<keyof Limits, string> = {
   signupStartPerHour: 'LIMIT_SIGNUP_START_PER_HOUR',
   feedbackPerHour: 'LIMIT_FEEDBACK_PER_HOUR',
   highlightsPerDay: 'LIMIT_HIGHLIGHTS_PER_DAY',
+  rsvpsPerDay: 'LIMIT_RSVPS_PER_DAY',
+  bookingsPerDay: 'LIMIT_BOOKINGS_PER_DAY',
+  eventRequestsPerDay: 'LIMIT_EVENT_REQUESTS_PER_DAY',
+  leaderboardOptInPerHour: 'LIMIT_LEADERBOARD_OPTIN_PER_HOUR',
+  operatorMutationsPerDay: 'LIMIT_OPERATOR_MUTATIONS_PER_DAY',
+  researchPerHour: 'LIMIT_RESEARCH_PER_HOUR',
 };
 
 type Env = Record<string, string | undefined>;
@@ -77,6 +166,84 @@ function flag(env: Env, key: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new Error(`${key} must be true or false (got "${env[key]}")`);
+}
+
+function hostList(raw: string): string[] {
+  const hosts = raw
+    .split(',')
+    .map((host) => host.trim().toLowerCase())
+    .filter(Boolean);
+  if (hosts.length === 0) throw new Error('EVENT_URL_HOSTS must name at least one host');
+  return hosts;
+}
+
+/** OIDC is on only when both the issuer and the client id are set; half a configuration is an error. */
+function oidcConfig(env: Env): OidcConfig | undefined {
+  const issuer = env.OIDC_ISSUER?.trim();
+  const clientId = env.OIDC_CLIENT_ID?.trim();
+  if (!issuer && !clientId) return undefined;
+  if (!issuer || !clientId) throw new Error('OIDC_ISSUER and OIDC_CLIENT_ID must be set together');
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new Error(`OIDC_ISSUER must be a URL (got "${issuer}")`);
+  }
+  if (url.protocol !== 'https:' && !isLoopback(url.hostname))
+    throw new Error(`OIDC_ISSUER must be https outside localhost (got "${issuer}")`);
+  return {
+    issuer,
+    clientId,
+    clientSecret: env.OIDC_CLIENT_SECRET || undefined,
+    label: env.OIDC_LABEL?.trim() || 'Sign in with single sign-on',
+  };
+}
+
+export function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** An http(s) base address without a trailing slash (paths are appended to it, keeping its own path). */
+function baseUrl(env: Env, key: string, fallback: string): string {
+  const raw = env[key] || fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new Error(`${key} must be an http(s) URL (got "${raw}")`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new Error(`${key} must be an http(s) URL (got "${raw}")`);
+  return raw.replace(/\/+$/, '');
+}
+
+const PROVIDER_BASE_URLS = {
+  none: 'http://127.0.0.1',
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+};
+
+/** A provider needs a model identifier for every class; without one, the classes name the offline synthesizer. */
+function researchConfig(env: Env): ResearchConfig {
+  const provider = (env.RESEARCH_PROVIDER || 'none').toLowerCase();
+  if (provider !== 'none' && provider !== 'openai' && provider !== 'anthropic')
+    throw new Error(`RESEARCH_PROVIDER must be none, openai or anthropic (got "${env.RESEARCH_PROVIDER}")`);
+  const models = {} as Record<ModelClass, string>;
+  for (const modelClass of MODEL_CLASSES) {
+    const key = `RESEARCH_MODEL_${modelClass.toUpperCase()}`;
+    const value = env[key]?.trim();
+    if (provider !== 'none' && !value)
+      throw new Error(`${key} must be set when RESEARCH_PROVIDER is ${provider}`);
+    models[modelClass] = value || `extractive-${modelClass}`;
+  }
+  return {
+    provider,
+    baseUrl: baseUrl(env, 'RESEARCH_BASE_URL', PROVIDER_BASE_URLS[provider]),
+    apiKey: env.RESEARCH_API_KEY || undefined,
+    models,
+    timeoutMs: integer(env, 'RESEARCH_TIMEOUT_MS', 30_000, 100),
+    maxTokens: integer(env, 'RESEARCH_MAX_TOKENS', 600, 16),
+  };
 }
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
@@ -103,6 +270,24 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     openSignup: flag(env, 'OPEN_SIGNUP', true),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || 'agent-commons <no-reply@localhost>',
+    eventsFeed: env.EVENTS_FEED || undefined,
+    eventsRefreshMinutes: integer(env, 'EVENTS_REFRESH_MINUTES', 15, 1),
+    eventUrlHosts: hostList(env.EVENT_URL_HOSTS || 'lu.ma,luma.com'),
+    rsvpWebhookUrl: env.RSVP_WEBHOOK_URL || undefined,
+    workerIntervalSeconds: integer(env, 'WORKER_INTERVAL_SECONDS', 5, 1),
+    workerLeaseSeconds: integer(env, 'WORKER_LEASE_SECONDS', 60, 1),
+    runWorkers: flag(env, 'RUN_WORKERS', true),
+    oidc: oidcConfig(env),
+    codeHost: {
+      webUrl: baseUrl(env, 'VCS_WEB_URL', 'https://github.com'),
+      apiUrl: baseUrl(env, 'VCS_API_URL', 'https://api.github.com'),
+      clientId: env.VCS_CLIENT_ID || undefined,
+      clientSecret: env.VCS_CLIENT_SECRET || undefined,
+      apiToken: env.VCS_API_TOKEN || undefined,
+      timeoutMs: integer(env, 'VCS_TIMEOUT_MS', 10_000, 100),
+    },
+    leaderboardRefreshMinutes: integer(env, 'LEADERBOARD_REFRESH_MINUTES', 60),
+    research: researchConfig(env),
     ...overrides,
   };
   return config;

@@ -3,6 +3,7 @@ import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { loadTierLadder, type TierLadder } from './domain/auth/tiers.ts';
 import { seedDemoCommunity } from './domain/demo/seed.ts';
+import { type CorpusIndex, openCorpusIndex } from './domain/research/corpus-index.ts';
 import {
   DatabaseWindowCounters,
   MemoryWindowCounters,
@@ -25,6 +26,8 @@ export interface Deps {
   writes: WriteBatcher;
   /** Counters of windows of a minute or less (see http/counter-stores.ts for the choice). */
   windowCounters: WindowCounterStore;
+  /** Where research retrieval reads (the database itself, or a per-instance copy on PostgreSQL). */
+  corpus: CorpusIndex;
   close(): Promise<void>;
 }
 
@@ -45,6 +48,7 @@ export async function createDeps(
     : database.engine === 'sqlite'
       ? new MemoryWindowCounters()
       : new DatabaseWindowCounters(database.db);
+  const corpus = openCorpusIndex(database);
   const deps: Deps = {
     config,
     database,
@@ -53,7 +57,9 @@ export async function createDeps(
     tiers: options.tiers ?? loadTierLadder(config.tiersFile),
     windowCounters,
     writes: new WriteBatcher(database),
+    corpus,
     close: async () => {
+      corpus.close();
       await windowCounters.close();
       await database.close();
     },

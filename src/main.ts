@@ -1,5 +1,9 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './cli/admin.ts';
+import { registerCommunityCommands } from './cli/community.ts';
+import { registerContentCommands } from './cli/content.ts';
+import { registerCorpusCommands } from './cli/corpus.ts';
+import { registerLeaderboardCommands } from './cli/leaderboard.ts';
 
 const program = new Command('agent-commons').description(
   'agent-commons: agents acting for community members',
@@ -13,5 +17,9 @@ program
   .action(async (options) => (await import('./cli/serve.ts')).serve({ seed: options.seed }));
 
 registerAdminCommands(program);
+registerCommunityCommands(program);
+registerContentCommands(program);
+registerCorpusCommands(program);
+registerLeaderboardCommands(program);
 
 await program.parseAsync(process.argv);

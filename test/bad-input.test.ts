@@ -308,7 +308,15 @@ for (const engine of engines) {
 
     /** What a write could have changed: none of it may move when the input is refused. */
     async function storedState() {
-      const count = async (table: 'feedback' | 'highlights' | 'device_grants' | 'idempotency') => {
+      const count = async (
+        table:
+          | 'feedback'
+          | 'highlights'
+          | 'device_grants'
+          | 'idempotency'
+          | 'vcs_links'
+          | 'leaderboard_counts',
+      ) => {
         const row = await t.deps.db
           .selectFrom(table)
           .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -325,6 +333,8 @@ for (const engine of engines) {
         highlights: await count('highlights'),
         device_grants: await count('device_grants'),
         idempotency: await count('idempotency'),
+        vcs_links: await count('vcs_links'),
+        leaderboard_counts: await count('leaderboard_counts'),
         revoked_tokens: Number(revokedTokens.n),
       };
     }

@@ -1,33 +1,19 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { launchChromium, skipWithoutChromium } from './support/chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts';
-const present = existsSync(CHROMIUM);
-if (!present && process.env.REQUIRE_CHROMIUM === '1')
-  throw new Error(`REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing`);
 
-describe('a person approves an agent in Chromium', { skip: present ? false : `no ${CHROMIUM}` }, () => {
+describe('a person approves an agent in Chromium', { skip: skipWithoutChromium }, () => {
   let t: TestApp;
   let browser: Browser;
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     t = await startTestApp();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -295,3 +295,55 @@ for (const engine of engines) {
     });
   });
 }
+
+describe('MCP exchanges on reused servers', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ limits: { tokenPerMinute: 10_000 } });
+  });
+  after(() => t?.close());
+
+  test('concurrent calls carrying the same JSON-RPC id each get their own caller’s answer', async () => {
+    const callers = await Promise.all(
+      ['Ada', 'Grace', 'Hedy', 'Katherine'].map(async (name) => {
+        const member = await t.member('member', name);
+        return { member, token: await t.token(member, ['membership:read']) };
+      }),
+    );
+    const calls = Array.from({ length: 80 }, (_, i) => callers[i % callers.length]);
+    const answers = await Promise.all(
+      calls.map(({ token }) => mcpPost(t, toolCall('ic_get_my_membership'), { token })),
+    );
+    for (const [i, answer] of answers.entries()) {
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.id, 1);
+      assert.equal(answer.body.result.structuredContent.email, calls[i].member.email);
+    }
+  });
+
+  test('a batch is answered in order; repeated ids are refused; notifications alone get 202', async () => {
+    const member = await t.member('member');
+    const token = await t.token(member, ['membership:read']);
+    const batch = await mcpPost(
+      t,
+      [
+        { ...toolCall('ic_health'), id: 'b' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { ...toolCall('ic_get_my_membership'), id: 'a' },
+      ],
+      { token },
+    );
+    assert.equal(batch.status, 200);
+    assert.deepEqual(
+      batch.body.map((answer: { id: string }) => answer.id),
+      ['b', 'a'],
+    );
+    assert.equal(batch.body[1].result.structuredContent.email, member.email);
+    const repeated = await mcpPost(t, [toolCall('ic_health'), toolCall('ic_health')], { token });
+    assert.equal(repeated.status, 400);
+    assert.equal(repeated.body.error.code, -32600);
+    const notification = await mcpPost(t, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    assert.equal(notification.status, 202);
+    assert.equal(notification.body, undefined);
+  });
+});

@@ -122,7 +122,12 @@ for (const engine of engines) {
       assert.ok(told, JSON.stringify(operatorLog.body));
       assert.equal(told.type, 'tier_requested');
       assert.deepEqual(told.payload, { from: 'member', to: 'resident', note: 'please' });
-      assert.equal(told.actions[0].mcp_tool, 'ic_tier_approve');
+      assert.deepEqual(told.actions[0], {
+        label: 'Approve',
+        mcp_tool: 'ic_admin_tier_request_decide',
+        args: { id: request.body.pending.id, decision: 'approve' },
+        consequential: true,
+      });
 
       const pending = await listTierRequests(t.deps);
       assert.ok(pending.some((r) => r.id === request.body.pending.id));

@@ -20,6 +20,58 @@ for (const engine of engines) {
     const tierRequest = (id: string) =>
       t.deps.db.selectFrom('tier_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
+    test('an operator invites a member, who can then sign in with open sign-up off; refusals change nothing', async () => {
+      const closed = await startTestApp({ engine: engine.name, config: { openSignup: false } });
+      try {
+        const operator = await closed.member('operator', 'Olga');
+        const browser = await signInThroughOutbox(closed.baseUrl, operator.email);
+        const form = { name: 'Nora <New>', email: 'Nora@Invited.example', tier: 'member' };
+        assert.equal(
+          (await browser.request('POST', '/operator/members/invite', form)).status,
+          403,
+          'CSRF checked',
+        );
+        const invited = await browser.request('POST', '/operator/members/invite', {
+          ...form,
+          csrf: browser.csrf,
+        });
+        assert.equal(invited.status, 200);
+        assert.match(invited.text, /Invited nora@invited\.example/);
+        const row = await closed.deps.db
+          .selectFrom('members')
+          .select(['name', 'tier'])
+          .where('email', '=', 'nora@invited.example')
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(row, { name: 'Nora <New>', tier: 'member' });
+        const again = await browser.request('POST', '/operator/members/invite', {
+          ...form,
+          csrf: browser.csrf,
+        });
+        assert.equal(again.status, 409);
+        const badTier = await browser.request('POST', '/operator/members/invite', {
+          ...form,
+          email: 'other@invited.example',
+          tier: 'emperor',
+          csrf: browser.csrf,
+        });
+        assert.equal(badTier.status, 400);
+        const audit = await closed.deps.db
+          .selectFrom('operator_audit')
+          .select(['action', 'target', 'outcome'])
+          .where('action', '=', 'member.invite')
+          .orderBy('at')
+          .execute();
+        assert.equal(audit.length, 3);
+        assert.equal(audit[0].outcome, 'done');
+        const member = await signInThroughOutbox(closed.baseUrl, 'nora@invited.example');
+        assert.equal((await member.request('GET', '/membership')).status, 200);
+        const members = await closed.deps.db.selectFrom('members').select('email').execute();
+        assert.ok(!members.some((m) => m.email === 'other@invited.example'));
+      } finally {
+        await closed.close();
+      }
+    });
+
     test('only operators get in', async () => {
       const signedOut = await fetch(`${t.baseUrl}/operator/tier-requests`, { redirect: 'manual' });
       assert.equal(signedOut.status, 303);

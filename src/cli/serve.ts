@@ -1,7 +1,8 @@
 import { buildApp } from '../app.ts';
 import { loadConfig } from '../config.ts';
 import { createDeps } from '../deps.ts';
-import { counters } from '../http/rate-limit.ts';
+import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
+import { startScheduler } from '../workers/scheduler.ts';
 
 export async function serve(options: { seed: boolean }): Promise<void> {
   const config = loadConfig(process.env, options.seed ? {} : { seedDemo: false });
@@ -14,16 +15,12 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   process.stdout.write(
     `agent-commons listening on http://${config.host}:${port} (public URL ${config.publicUrl}; database ${deps.database.engine} ${deps.database.location})\n`,
   );
-  // Expired rate counters are dead weight; sweep them now and then.
-  const sweeper = setInterval(() => {
-    counters
-      .sweep(deps.db, deps.clock.now())
-      .catch((error) => app.log.warn({ err: error }, 'counter sweep failed'));
-  }, 60_000);
-  sweeper.unref();
+  const stopScheduler = startScheduler(deps, app.log, { workers: config.runWorkers });
+  const stopLeaderboard = scheduleLeaderboardRefresh(deps, app.log);
   const stop = async () => {
-    clearInterval(sweeper);
+    stopLeaderboard();
     await app.close();
+    await stopScheduler();
     await deps.close();
     process.exit(0);
   };

@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.ts';
 import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
 import { verifySession } from '../domain/auth/sessions.ts';
-import { touchToken, verifyToken } from '../domain/auth/tokens.ts';
+import { isTouchDue, touchToken, verifyToken } from '../domain/auth/tokens.ts';
 import type { CallRequest } from '../operations/types.ts';
 import { type ApiError, errors } from './errors.ts';
 
@@ -29,7 +29,8 @@ export async function authenticate(deps: Deps, request: CallRequest, now: number
         ),
       };
     }
-    const lookup = await verifyToken(deps.db, match[1], deps.database.authCache);
+    const pending = verifyToken(deps.db, match[1], deps.database.authCache);
+    const lookup = pending instanceof Promise ? await pending : pending;
     if (!lookup.ok) {
       const message = {
         malformed: 'The bearer is not an agent token (agt_ followed by 43 base64url characters).',
@@ -40,7 +41,7 @@ export async function authenticate(deps: Deps, request: CallRequest, now: number
       const revoked = lookup.reason === 'revoked' ? { id: lookup.tokenId, prefix: lookup.prefix } : undefined;
       return { principal: ANONYMOUS, problem: errors.unauthorized(code, message), revoked };
     }
-    await touchToken(deps.db, lookup.token, now);
+    if (isTouchDue(lookup.token, now)) await touchToken(deps.db, lookup.token, now);
     return { principal: { kind: 'bearer', member: lookup.member, token: lookup.token } };
   }
   if (request.sessionId) {

@@ -12,6 +12,7 @@ export const ERROR_KINDS = [
   'tier',
   'not_found',
   'conflict',
+  'no_vcs_link',
   'gone',
   'rate_limit',
   'slow_down',
@@ -19,6 +20,7 @@ export const ERROR_KINDS = [
   'idempotency_in_flight',
   'sandbox',
   'signature',
+  'upstream',
   'internal',
 ] as const;
 

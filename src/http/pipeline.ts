@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.ts';
-import type { Principal } from '../domain/auth/principal.ts';
+import { recordActivity } from '../domain/activity/activity.ts';
+import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
 import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
 import { authenticate } from './authenticate.ts';
 import { SHORT_WINDOW_SECONDS } from './counter-stores.ts';
@@ -25,6 +26,8 @@ import { validateInput } from './validate.ts';
 export interface CallResult {
   status: number;
   body: unknown;
+  /** The body already serialized, when the handler had it cached. */
+  json?: string;
   headers: Record<string, string>;
 }
 
@@ -50,23 +53,54 @@ function subjectOf(policy: RatePolicy, principal: Principal, ip: string): string
   return principal.kind === 'bearer' ? principal.token.id : undefined;
 }
 
-async function charge(deps: Deps, policies: RatePolicy[], principal: Principal, ip: string, now: number) {
+interface Charged {
+  outcomes: PolicyOutcome[];
+  exceeded?: PolicyOutcome;
+}
+
+/**
+ * Counts the call against each policy. When every counter answers at once (the in-memory store of
+ * the embedded engine) so does this, without a promise: the common read is charged synchronously.
+ */
+function charge(
+  deps: Deps,
+  policies: RatePolicy[],
+  principal: Principal,
+  ip: string,
+  now: number,
+): Charged | Promise<Charged> {
   const outcomes: PolicyOutcome[] = [];
-  for (const policy of policies) {
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i];
     const subject = subjectOf(policy, principal, ip);
     if (subject === undefined) continue;
     const key = counterKey(policy, subject, now);
     const expiresAt = windowBounds(policy, now).end;
     const short = policy.window !== 'utc_day' && policy.window <= SHORT_WINDOW_SECONDS;
-    // The in-memory store answers synchronously; awaiting only a real promise saves a tick per request.
     const pending = short
       ? deps.windowCounters.hit(key, expiresAt, now)
       : counters.hit(deps.db, key, expiresAt);
-    const count = typeof pending === 'number' ? pending : await pending;
-    outcomes.push(outcomeFor(policy, count, now));
+    if (typeof pending !== 'number')
+      return chargeRest(deps, policies.slice(i), pending, outcomes, principal, ip, now);
+    outcomes.push(outcomeFor(policy, pending, now));
   }
-  const exceeded = outcomes.find((o) => o.count > o.policy.limit);
-  return { outcomes, exceeded };
+  return { outcomes, exceeded: outcomes.find((o) => o.count > o.policy.limit) };
+}
+
+/** The rest of a charge once a counter answered with a promise (the first of `policies` is waiting). */
+async function chargeRest(
+  deps: Deps,
+  policies: RatePolicy[],
+  first: Promise<number>,
+  outcomes: PolicyOutcome[],
+  principal: Principal,
+  ip: string,
+  now: number,
+): Promise<Charged> {
+  outcomes.push(outcomeFor(policies[0], await first, now));
+  const rest = await charge(deps, policies.slice(1), principal, ip, now);
+  outcomes.push(...rest.outcomes);
+  return { outcomes, exceeded: outcomes.find((o) => o.count > o.policy.limit) };
 }
 
 export function rateLimitedError(outcome: PolicyOutcome, message?: string): ApiError {
@@ -135,14 +169,46 @@ function sandboxReceipt(op: Operation, input: unknown) {
  * the surface's job; every step after it happens here, in this order, for every operation.
  */
 export async function runOperation(deps: Deps, op: Operation, request: CallRequest): Promise<CallResult> {
+  const caller: { principal: Principal } = { principal: ANONYMOUS };
+  const result = await runSteps(deps, op, request, caller);
+  const { principal } = caller;
+  if (principal.kind === 'bearer' && op.recordsActivity !== false) {
+    try {
+      await recordActivity(deps, {
+        memberId: principal.member.id,
+        operation: op.id,
+        surface: request.surface,
+        tokenPrefix: principal.token.prefix,
+        status: result.status,
+        outcome: result.status < 400 ? 'ok' : String((result.body as { error?: unknown }).error ?? 'error'),
+        at: deps.clock.now(),
+      });
+    } catch (error) {
+      // The call itself is done and answered as it went; a lost activity line is logged, not fatal.
+      request.log?.error(
+        { err: error, operation: op.id, requestId: request.requestId },
+        'activity record failed',
+      );
+    }
+  }
+  return result;
+}
+
+async function runSteps(
+  deps: Deps,
+  op: Operation,
+  request: CallRequest,
+  caller: { principal: Principal },
+): Promise<CallResult> {
   const now = deps.clock.now();
   const policies = defaultPolicies(deps);
   let rateHeaders: Record<string, string> = {};
   let charged: PolicyOutcome[] = [];
-  let principal: Principal = { kind: 'anonymous' };
+  let principal: Principal = ANONYMOUS;
   try {
     const auth = await authenticate(deps, request, now);
     principal = auth.principal;
+    caller.principal = principal;
     const credentialRequired = op.credential === 'bearer' || op.credential === 'bearer_or_session';
     const revokedToken = op.acceptsRevokedToken ? auth.revoked : undefined;
     if (auth.problem && credentialRequired && !revokedToken) throw auth.problem;
@@ -152,15 +218,16 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
     if (!revokedToken) authorize(deps, op, principal);
 
     const base = principal.kind === 'bearer' ? policies.token : policies.anonymous;
-    const { outcomes, exceeded } = await charge(
+    const pendingCharge = charge(
       deps,
-      [base, ...(op.rateLimits?.(deps) ?? [])],
+      op.rateLimits ? [base, ...op.rateLimits(deps)] : [base],
       principal,
       request.ip,
       now,
     );
+    const { outcomes, exceeded } = pendingCharge instanceof Promise ? await pendingCharge : pendingCharge;
     charged = outcomes;
-    rateHeaders = rateLimitHeaders(outcomes);
+    if (!request.headersUnused) rateHeaders = rateLimitHeaders(outcomes);
     if (exceeded) throw rateLimitedError(exceeded);
 
     const checked = validateInput<unknown>(op.input, request.input, op.inputFrom === 'query');
@@ -214,15 +281,20 @@ export async function runOperation(deps: Deps, op: Operation, request: CallReque
     }
     const status = result.status ?? op.successStatus;
     // One RateLimit list naming the policies charged up front and the quotas the handler counted.
-    const headers = { ...rateLimitHeaders([...charged, ...(result.rate ?? [])]), ...result.headers };
+    // Most reads count no quota of their own and set no header: the charged headers stand as they are.
+    const rated =
+      result.rate?.length && !request.headersUnused
+        ? rateLimitHeaders([...charged, ...result.rate])
+        : rateHeaders;
+    const headers = result.headers ? { ...rated, ...result.headers } : rated;
     if (keyHash) await completeIdempotencyKey(deps.db, keyHash, { status, headers, body: result.body });
-    return { status, body: result.body, headers };
+    return { status, body: result.body, json: result.json, headers };
   } catch (error) {
     const apiError = error instanceof ApiError ? error : errors.internal();
     if (!(error instanceof ApiError)) {
       request.log?.error({ err: error, operation: op.id, requestId: request.requestId }, 'operation failed');
     }
-    if (apiError.options.authGate && Object.keys(rateHeaders).length === 0) {
+    if (apiError.options.authGate && charged.length === 0) {
       // Rejections at the gate are charged to the caller's IP and carry the rate headers too (spec §8).
       try {
         const { outcomes, exceeded } = await charge(

@@ -1,13 +1,35 @@
+import { getMyActivity } from './account/activity.ts';
+import { adminDecideEventRequest, adminListEventRequests } from './admin/event-requests.ts';
+import { adminListFeedback, adminResolveFeedback } from './admin/feedback.ts';
+import { adminDecideHighlight, adminListHighlights } from './admin/highlights.ts';
+import { adminDecideTierRequest, adminListTierRequests } from './admin/tier-requests.ts';
 import { agentCapabilities } from './agent/capabilities.ts';
 import { agentHealth } from './agent/health.ts';
 import { setupCheck } from './auth/setup-check.ts';
 import { pollSignup } from './auth/signup-poll.ts';
 import { startSignup } from './auth/signup-start.ts';
 import { revokeOwnToken } from './auth/token-revoke.ts';
+import { batchPublicReads } from './batch/batch.ts';
+import { donateTool, getNews, getPresentationTool, listPresentationsTool } from './content/library.ts';
+import {
+  getLatestNewsletterIssue,
+  getNewsletterIssue,
+  getNewsletterStory,
+  listNewsletterIssues,
+  searchNewsletter,
+} from './content/newsletter.ts';
+import { searchMemberDirectory } from './directory/search.ts';
+import { getEvent } from './events/get.ts';
 import { nextEvents, nextEventsTool } from './events/next.ts';
+import { requestEvent } from './events/request.ts';
+import { rsvpToEvent } from './events/rsvp.ts';
+import { listUpcomingEvents } from './events/upcoming.ts';
 import { submitFeedback } from './feedback/submit.ts';
 import { highlightStatus } from './highlights/status.ts';
 import { submitHighlight } from './highlights/submit.ts';
+import { getLeaderboard } from './leaderboard/board.ts';
+import { leaderboardOptIn } from './leaderboard/optin.ts';
+import { getLeaderboardStatus } from './leaderboard/status.ts';
 import {
   cancelMyTierRequest,
   getMyMembershipTool,
@@ -15,6 +37,10 @@ import {
   requestHigherTier,
   requestTierTool,
 } from './membership/tier.ts';
+import { getDonorWall } from './payments/donations.ts';
+import { researchAsk } from './research/ask.ts';
+import { bookResource } from './resources/book.ts';
+import { listResources } from './resources/list.ts';
 import type { Operation } from './types.ts';
 
 /** Every operation of the service, declared once; each surface and document is derived from this list. */
@@ -30,12 +56,45 @@ export const OPERATIONS: readonly Operation[] = [
   requestHigherTier,
   cancelMyTierRequest,
   nextEvents,
+  listUpcomingEvents,
+  getEvent,
+  rsvpToEvent,
+  requestEvent,
+  listResources,
+  bookResource,
+  searchMemberDirectory,
+  researchAsk,
+  getMyActivity,
+  batchPublicReads,
+  getDonorWall,
+  leaderboardOptIn,
+  getLeaderboardStatus,
+  getLeaderboard,
   // MCP and A2A only (no REST path).
   nextEventsTool,
   getMyMembershipTool,
   requestTierTool,
   agentCapabilities,
   agentHealth,
+  // Public content (MCP and A2A only).
+  listNewsletterIssues,
+  getLatestNewsletterIssue,
+  getNewsletterIssue,
+  getNewsletterStory,
+  searchNewsletter,
+  getNews,
+  listPresentationsTool,
+  getPresentationTool,
+  donateTool,
+  // Operator tools (MCP and A2A only): decisions are dry runs unless confirm is true.
+  adminListTierRequests,
+  adminDecideTierRequest,
+  adminListHighlights,
+  adminDecideHighlight,
+  adminListEventRequests,
+  adminDecideEventRequest,
+  adminListFeedback,
+  adminResolveFeedback,
 ];
 
 export function checkRegistry(operations: readonly Operation[]): void {

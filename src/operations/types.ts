@@ -30,6 +30,33 @@ export interface CallRequest {
   log?: { error(details: Record<string, unknown>, message: string): void };
   /** The operations of the app serving the call (MCP and A2A set it; `ic_capabilities` describes them). */
   operations?: readonly Operation[];
+  /** The caller drops the response headers (batch items): rate headers are then not built. */
+  headersUnused?: boolean;
+}
+
+/**
+ * Another call on behalf of the same caller (A2A dispatch, batch items). Built as one literal: a
+ * spread copy would leave V8 a slow-shaped object that every pipeline step then reads.
+ */
+export function callWithInput(
+  template: Omit<CallRequest, 'input' | 'idempotencyKey'>,
+  input: unknown,
+  idempotencyKey?: string,
+  headersUnused = false,
+): CallRequest {
+  return {
+    surface: template.surface,
+    requestId: template.requestId,
+    ip: template.ip,
+    userAgent: template.userAgent,
+    authorization: template.authorization,
+    sessionId: template.sessionId,
+    idempotencyKey,
+    input,
+    log: template.log,
+    operations: template.operations,
+    headersUnused,
+  };
 }
 
 export interface OperationContext<Input> {
@@ -47,6 +74,8 @@ export interface OperationContext<Input> {
 export interface OperationResult<Output = unknown> {
   status?: number;
   body: Output;
+  /** `body` already serialized as JSON, when the handler keeps it cached (REST sends it as is). */
+  json?: string;
   headers?: Record<string, string>;
   /** Quota policies the handler charged itself (counted only when a side effect really happened). */
   rate?: PolicyOutcome[];
@@ -80,6 +109,10 @@ export interface Operation<Input = any, Output = any> {
   sandbox: SandboxBehaviour;
   /** Accepts Idempotency-Key. */
   idempotent: boolean;
+  /** A public GET that POST /api/batch may run (reference §1 allow-list). */
+  batchable?: true;
+  /** false: calls are left out of the member's activity log (diagnostics, and reading that log). */
+  recordsActivity?: false;
   /** Counted before the handler runs, on every call that passes authentication. */
   rateLimits?: (deps: Deps) => RatePolicy[];
   /** Quotas the handler counts itself, listed so documents can describe them. */

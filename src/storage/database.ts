@@ -23,6 +23,8 @@ export interface Database {
    * PostgreSQL has none, so every instance reads the database on every request.
    */
   authCache?: InvalidatingCache<unknown>;
+  /** The embedded engine's own handle, for the research index's synchronous full-text reads. */
+  sqlite?: SQLite.Database;
   close(): Promise<void>;
 }
 
@@ -54,7 +56,7 @@ function openSqlite(path: string): Database {
   const watch = new WriteWatchPlugin(AUTH_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
   const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
   registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
-  return { db, engine: 'sqlite', location: file, authCache, close: () => db.destroy() };
+  return { db, engine: 'sqlite', location: file, authCache, sqlite, close: () => db.destroy() };
 }
 
 /**

@@ -1,6 +1,11 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import { eventLogAndTierRequests } from './migration-0002.ts';
 import { signInLinks } from './migration-0003.ts';
+import { memberOperations } from './migration-0004.ts';
+import { oidcLogins } from './migration-0005-oidc.ts';
+import { leaderboard } from './migration-0006-leaderboard.ts';
+import { research } from './migration-0007-research.ts';
+import { content } from './migration-0008-content.ts';
 
 const initial: Migration = {
   async up(db: Kysely<any>) {
@@ -159,6 +164,11 @@ const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_event_log_and_tier_requests': eventLogAndTierRequests,
   '0003_sign_in_links': signInLinks,
+  '0004_member_operations': memberOperations,
+  '0005_oidc_logins': oidcLogins,
+  '0006_leaderboard': leaderboard,
+  '0007_research': research,
+  '0008_content': content,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

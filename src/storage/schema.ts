@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 /** Timestamps are epoch milliseconds; JSON columns hold text; booleans are 0/1 on both engines. */
 export interface SettingsTable {
@@ -33,6 +33,16 @@ export interface TokensTable {
 export interface SignInLinksTable {
   id_hash: string;
   email: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** An OpenID Connect login between the redirect to the provider and its callback (secrets hashed). */
+export interface OidcLoginsTable {
+  state_hash: string;
+  browser_hash: string;
+  next_path: string;
   created_at: number;
   expires_at: number;
   used_at: number | null;
@@ -138,6 +148,91 @@ export interface EventsTable {
   cover_url: string | null;
   description: string | null;
   updated_at: number;
+  /** `feed` (replaced on each refresh), `proposal` (an approved member proposal) or `local`. */
+  source: string;
+}
+
+export interface RsvpsTable {
+  id: string;
+  event_url: string;
+  member_id: string;
+  token_id: string | null;
+  email: string | null;
+  name: string | null;
+  /** queued → confirmed | failed */
+  status: string;
+  created_at: number;
+  attempts: number;
+  next_attempt_at: number;
+  locked_until: number | null;
+  settled_at: number | null;
+  last_error: string | null;
+}
+
+export interface EventRequestsTable {
+  id: string;
+  member_id: string;
+  token_id: string | null;
+  /** The proposal as sent (JSON). */
+  details: string;
+  title: string;
+  start_at: number;
+  /** pending → approved | declined */
+  status: string;
+  created_at: number;
+  decided_at: number | null;
+  decided_by: string | null;
+  reason: string | null;
+  event_id: string | null;
+}
+
+export interface BookingsTable {
+  id: string;
+  resource_id: string;
+  member_id: string;
+  token_id: string | null;
+  start_at: number;
+  end_at: number;
+  purpose: string;
+  email: string | null;
+  /** queued → confirmed | declined */
+  status: string;
+  reason: string | null;
+  created_at: number;
+  locked_until: number | null;
+  settled_at: number | null;
+}
+
+export interface MemberProfilesTable {
+  member_id: string;
+  bio: string;
+  skills: string;
+  projects: string;
+  /** `hidden` (never in the directory), `members` (listed). */
+  visibility: string;
+  show_email: number;
+  updated_at: number;
+}
+
+export interface ActivityTable {
+  id: string;
+  member_id: string;
+  at: number;
+  operation: string;
+  surface: string;
+  token_prefix: string;
+  status: number;
+  outcome: string;
+}
+
+export interface DonationsTable {
+  id: string;
+  donor_name: string;
+  amount_cents: number;
+  message: string | null;
+  public: number;
+  source: string;
+  created_at: number;
 }
 
 export interface ResourcesTable {
@@ -158,6 +253,36 @@ export interface CorpusDocumentsTable {
   url: string | null;
   body: string;
   added_at: number;
+  /** The path or URL it was read from (re-adding the same origin replaces it). */
+  origin: string | null;
+  /** SHA-256 of the bytes read: an unchanged file is not re-split. */
+  content_hash: string | null;
+  passage_count: number;
+  /** Bumped on every replacement, so per-instance indexes (PostgreSQL) see what changed. */
+  revision: number;
+}
+
+/** A retrievable piece of a corpus document; it keeps the document's title and its own section. */
+export interface CorpusPassagesTable {
+  id: Generated<number>;
+  document_id: string;
+  position: number;
+  source: string;
+  title: string;
+  section: string;
+  body: string;
+}
+
+/** URLs an operator queued to read before ingesting (operator-reviewed ingest). */
+export interface CorpusQueueTable {
+  id: string;
+  url: string;
+  source: string;
+  note: string | null;
+  status: string;
+  created_at: number;
+  decided_at: number | null;
+  document_id: string | null;
 }
 
 export interface EventLogHeadsTable {
@@ -189,12 +314,95 @@ export interface TierRequestsTable {
   reason: string | null;
 }
 
+/** A member's proven account on the code host; the host's token is never kept. */
+export interface VcsLinksTable {
+  member_id: string;
+  host_user_id: string;
+  username: string;
+  /** `oauth` or `token` (a personal access token checked once against the host). */
+  source: string;
+  verified_at: number;
+  opted_in: number;
+  /** Commits in private repositories counted: stays 0 while no member token is kept (docs/decisions.md). */
+  private_counting: number;
+  updated_at: number;
+}
+
+/** One row per ISO week the refresh job has run for. */
+export interface LeaderboardWeeksTable {
+  /** Monday 00:00 UTC, epoch milliseconds. */
+  week_start: number;
+  generated_at: number;
+  /** Members whose count the last run could not refresh (their previous count stays). */
+  failed: number;
+}
+
+export interface LeaderboardCountsTable {
+  week_start: number;
+  member_id: string;
+  commits: number;
+  rank: number;
+  counted_at: number;
+}
+
+/** Content tables: text is Markdown as the operator wrote it; dates are `YYYY-MM-DD`. */
+export interface NewsletterIssuesTable {
+  slug: string;
+  title: string;
+  date: string;
+  summary: string | null;
+  intro: string;
+  source_hash: string;
+  updated_at: number;
+}
+
+export interface NewsletterStoriesTable {
+  issue_slug: string;
+  story_id: string;
+  position: number;
+  title: string;
+  body: string;
+}
+
+export interface PresentationsTable {
+  number: number;
+  title: string;
+  date: string;
+  speaker: string | null;
+  summary: string | null;
+  slides_url: string | null;
+  video_url: string | null;
+  notes: string;
+  source_hash: string;
+  updated_at: number;
+}
+
+export interface NewsLinksTable {
+  id: string;
+  title: string;
+  url: string;
+  date: string;
+  note: string;
+  source_hash: string;
+  updated_at: number;
+}
+
+export interface ContentPagesTable {
+  name: string;
+  /** The front matter, as JSON. */
+  fields: string;
+  body: string;
+  source_hash: string;
+  updated_at: number;
+}
+
 export interface Schema {
   settings: SettingsTable;
   members: MembersTable;
   tokens: TokensTable;
   sessions: SessionsTable;
   sign_in_links: SignInLinksTable;
+  oidc_logins: OidcLoginsTable;
   operator_audit: OperatorAuditTable;
   device_grants: DeviceGrantsTable;
   counters: CountersTable;
@@ -204,9 +412,25 @@ export interface Schema {
   events: EventsTable;
   resources: ResourcesTable;
   corpus_documents: CorpusDocumentsTable;
+  corpus_passages: CorpusPassagesTable;
+  corpus_queue: CorpusQueueTable;
   event_log_heads: EventLogHeadsTable;
   event_log: EventLogTable;
   tier_requests: TierRequestsTable;
+  rsvps: RsvpsTable;
+  event_requests: EventRequestsTable;
+  bookings: BookingsTable;
+  member_profiles: MemberProfilesTable;
+  activity: ActivityTable;
+  donations: DonationsTable;
+  vcs_links: VcsLinksTable;
+  leaderboard_weeks: LeaderboardWeeksTable;
+  leaderboard_counts: LeaderboardCountsTable;
+  newsletter_issues: NewsletterIssuesTable;
+  newsletter_stories: NewsletterStoriesTable;
+  presentations: PresentationsTable;
+  news_links: NewsLinksTable;
+  content_pages: ContentPagesTable;
 }
 
 export type Db = Kysely<Schema>;

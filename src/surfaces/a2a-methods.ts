@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.ts';
 import { type CallResult, chargeAnonymous, runOperation } from '../http/pipeline.ts';
-import type { CallRequest, Operation } from '../operations/types.ts';
+import { type CallRequest, callWithInput, type Operation } from '../operations/types.ts';
 import { agentInfo, type Capability, capabilitiesOf, capabilityList } from './a2a-card.ts';
 
 /** A JSON-RPC error object; `data` carries the spec's Error body when an operation refused. */
@@ -108,11 +108,11 @@ async function runCapability(context: MethodContext, params: TaskParams): Promis
       data: { error: 'payload_too_large', error_kind: 'payload_too_large', message, limit },
     });
   }
-  const result = await runOperation(deps, op, {
-    ...call,
-    input: params.arguments,
-    idempotencyKey: params.idempotency_key as string | undefined,
-  });
+  const result = await runOperation(
+    deps,
+    op,
+    callWithInput(call, params.arguments, params.idempotency_key as string | undefined),
+  );
   if (context.rateHeaders) {
     for (const [name, value] of Object.entries(result.headers))
       if (name.startsWith('ratelimit')) context.rateHeaders[name] = value;

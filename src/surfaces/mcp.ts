@@ -1,5 +1,4 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -14,14 +13,15 @@ import { ApiError } from '../http/errors.ts';
 import { renderError, runOperation } from '../http/pipeline.ts';
 import type { Operation } from '../operations/types.ts';
 import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
+import { ExchangeTransport, type HttpAnswer } from './mcp-transport.ts';
 import { API_VERSION } from './openapi.ts';
 import { callRequestFrom } from './rest.ts';
 
 const MCP_PATH = '/api/mcp';
 /** Room for the JSON-RPC envelope around the largest tool arguments an operation accepts. */
 const ENVELOPE_BYTES = 8 * 1024;
-/** Headers the transport reads; nothing else of the HTTP request reaches the SDK. */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
+/** Servers kept for reuse: about the number of exchanges in flight at once under load. */
+const MAX_IDLE_SERVERS = 64;
 /** Headers of a tool call's pipeline result that also belong on the HTTP response. */
 const FORWARDED_HEADERS =
   /^(ratelimit|ratelimit-policy|ratelimit-limit|ratelimit-remaining|ratelimit-reset|retry-after)$/;
@@ -44,8 +44,10 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * Streamable HTTP in stateless mode (reference §5): every POST gets a fresh SDK server and transport,
- * as the SDK requires when there is no session, and each tools/call runs the same pipeline as REST.
+ * Streamable HTTP in stateless mode (reference §5), JSON responses. Each POST is served by an SDK
+ * server of its own, taken from a pool of idle ones and connected to an ExchangeTransport (one
+ * exchange at a time, so no two clients' request ids meet), and each tools/call runs the same
+ * pipeline as REST.
  */
 export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
   const tools = mcpToolOperations(operations);
@@ -54,7 +56,8 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
   const challenge = `Bearer resource_metadata="${deps.config.publicUrl}/.well-known/oauth-protected-resource"`;
   const ownOrigin = new URL(deps.config.publicUrl).origin;
   // The SDK builds a fresh Ajv (meta-schemas and all) for every Server it constructs unless it is
-  // handed one; stateless mode constructs a Server per POST, so they share this one.
+  // handed one: the pooled servers share this one.
+
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const bodyLimit =
     Math.max(...tools.map((op) => op.bodyLimit ?? deps.config.defaultBodyLimit)) + ENVELOPE_BYTES;
@@ -75,13 +78,28 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
     return undefined;
   }
 
-  function serverFor(request: FastifyRequest, exchange: Exchange): Server {
-    const server = new Server(
-      { name: 'agent-commons', version: API_VERSION },
-      { capabilities: { tools: {} }, jsonSchemaValidator },
-    );
+  /** A server with its transport, reused exchange after exchange; `current` is the exchange it serves. */
+  interface PooledServer {
+    server: Server;
+    transport: ExchangeTransport;
+    current?: { request: FastifyRequest; exchange: Exchange };
+  }
+  const idle: PooledServer[] = [];
+
+  function createServer(): PooledServer {
+    const pooled: PooledServer = {
+      server: new Server(
+        { name: 'agent-commons', version: API_VERSION },
+        { capabilities: { tools: {} }, jsonSchemaValidator },
+      ),
+      transport: new ExchangeTransport(),
+    };
+    const { server } = pooled;
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
+      const current = pooled.current;
+      if (!current) throw new McpError(ErrorCode.InternalError, 'No exchange in progress');
+      const { request, exchange } = current;
       const op = byName.get(call.params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
       const args = call.params.arguments ?? {};
@@ -95,12 +113,7 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
         return toolResult(renderError(tooLarge, { requestId: request.id }));
       }
       // Bearer only: a browser cookie riding along must not authenticate an MCP call.
-      const callRequest = {
-        ...callRequestFrom(request, args),
-        surface: 'mcp' as const,
-        sessionId: undefined,
-        operations,
-      };
+      const callRequest = callRequestFrom(request, args, operations, 'mcp', false);
       const result = await runOperation(deps, op, callRequest);
       if (result.status === 401) exchange.unauthorized = true;
       for (const [name, value] of Object.entries(result.headers)) {
@@ -108,41 +121,41 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
       }
       return toolResult(result);
     });
-    return server;
+    return pooled;
   }
 
   async function handlePost(request: FastifyRequest, reply: FastifyReply) {
     const refusal = refuseHeaders(request);
     if (refusal) return reply.code(refusal.status).type('application/json').send(refusal.body);
     const exchange: Exchange = { unauthorized: false, headers: {} };
-    const server = serverFor(request, exchange);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await server.connect(transport);
-    try {
-      const headers = new Headers();
-      for (const name of TRANSPORT_HEADERS) {
-        const value = header(request, name);
-        if (value !== undefined) headers.set(name, value);
-      }
-      const body = typeof request.body === 'string' ? request.body : undefined;
-      const response = await transport.handleRequest(
-        new Request(deps.config.publicUrl + MCP_PATH, { method: 'POST', headers, body }),
-      );
-      const text = await response.text();
-      reply.code(response.status).headers(Object.fromEntries(response.headers)).headers(exchange.headers);
-      // The MCP authorization spec: a missing or refused token is an HTTP 401 with a challenge
-      // pointing at the protected-resource metadata (auth-lessons 1), while the body still carries
-      // the in-band result.
-      if (exchange.unauthorized) reply.code(401).header('www-authenticate', challenge);
-      const version = header(request, 'mcp-protocol-version');
-      if (version) reply.header('mcp-protocol-version', version);
-      return reply.send(text === '' ? undefined : text);
-    } finally {
-      await server.close();
+    let pooled = idle.pop();
+    if (!pooled) {
+      pooled = createServer();
+      await pooled.server.connect(pooled.transport);
     }
+    pooled.current = { request, exchange };
+    let answer: HttpAnswer;
+    try {
+      answer = await pooled.transport.handle(typeof request.body === 'string' ? request.body : undefined, {
+        accept: header(request, 'accept'),
+        contentType: header(request, 'content-type'),
+      });
+    } catch (error) {
+      // A server that failed mid-exchange is not trusted with another one.
+      await pooled.server.close().catch(() => {});
+      throw error;
+    }
+    pooled.current = undefined;
+    if (idle.length < MAX_IDLE_SERVERS) idle.push(pooled);
+    reply.code(answer.status).headers(exchange.headers);
+    // The MCP authorization spec: a missing or refused token is an HTTP 401 with a challenge
+    // pointing at the protected-resource metadata (auth-lessons 1), while the body still carries
+    // the in-band result.
+    if (exchange.unauthorized) reply.code(401).header('www-authenticate', challenge);
+    const version = header(request, 'mcp-protocol-version');
+    if (version) reply.header('mcp-protocol-version', version);
+    if (answer.body === undefined) return reply.send();
+    return reply.type('application/json').send(answer.body);
   }
 
   app.register(async (scope) => {

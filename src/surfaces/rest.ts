@@ -11,17 +11,29 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-export function callRequestFrom(request: FastifyRequest, input: unknown): CallRequest {
+/**
+ * The pipeline's view of an HTTP request, built as one literal (surfaces must not spread-copy it:
+ * V8 would hand every pipeline step a slow-shaped object). MCP passes `withSession: false`, since a
+ * browser cookie riding along must not authenticate an agent call.
+ */
+export function callRequestFrom(
+  request: FastifyRequest,
+  input: unknown,
+  operations?: readonly Operation[],
+  surface: CallRequest['surface'] = 'rest',
+  withSession = true,
+): CallRequest {
   return {
-    surface: 'rest',
+    surface,
     requestId: request.id,
     ip: rateKeyForIp(request.ip),
     userAgent: header(request, 'user-agent'),
     authorization: header(request, 'authorization'),
-    sessionId: readCookie(header(request, 'cookie'), SESSION_COOKIE),
+    sessionId: withSession ? readCookie(header(request, 'cookie'), SESSION_COOKIE) : undefined,
     idempotencyKey: header(request, 'idempotency-key'),
     input,
     log: request.log,
+    operations,
   };
 }
 
@@ -51,9 +63,11 @@ export function registerRestOperations(
         bodyLimit: op.bodyLimit ?? deps.config.defaultBodyLimit,
         handler: async (request: FastifyRequest, reply: FastifyReply) => {
           const input = op.inputFrom === 'query' ? request.query : request.body;
-          const result = await runOperation(deps, op, callRequestFrom(request, input));
+          const result = await runOperation(deps, op, callRequestFrom(request, input, operations));
           reply.code(result.status).headers(result.headers);
           if (deprecation) reply.headers(deprecation);
+          if (result.json !== undefined)
+            return reply.type('application/json; charset=utf-8').send(result.json);
           return result.body;
         },
       });

@@ -39,6 +39,11 @@ export function formField(request: FastifyRequest, name: string): string | undef
   return typeof value === 'string' ? value : undefined;
 }
 
+/** Where to go after signing in: only a path on this site (never `//host` or a full URL). */
+export function safeNext(raw: unknown): string {
+  return typeof raw === 'string' && /^\/(?![/\\])[^\s]{0,500}$/.test(raw) ? raw : '/signin';
+}
+
 export function cookieAttributes(config: Config, maxAgeSeconds?: number): string {
   const secure = config.publicUrl.startsWith('https:') ? '; Secure' : '';
   const age = maxAgeSeconds === undefined ? '' : `; Max-Age=${maxAgeSeconds}`;

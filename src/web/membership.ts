@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
+import { getProfile, PROFILE_LIMITS, saveProfile } from '../domain/members/directory.ts';
 import {
   cancelTierRequest,
   requestTier,
@@ -24,6 +25,7 @@ export function registerMembershipPage(app: FastifyInstance, deps: Deps): void {
       (tier) => tier.selfRequestable && deps.tiers.isAbove(tier.name, current.tier),
     );
     const pending = current.pending;
+    const profile = await getProfile(deps, session.member.id);
     return sendPage(
       reply,
       status,
@@ -44,6 +46,17 @@ ${
 <button type="submit">Send the request</button></form>`
     : html`<p>No higher tier can be requested from here; operators grant the others.</p>`
 }
+<h2 id="profile">Directory profile</h2>
+<form method="post" action="${PAGE}/profile">${csrfField(csrf)}
+<fieldset><legend>Who can find you</legend>
+<p><label><input type="radio" name="visibility" value="hidden"${profile.visibility === 'hidden' ? html` checked` : ''}> Hidden: never listed in the directory</label><br>
+<label><input type="radio" name="visibility" value="members"${profile.visibility === 'members' ? html` checked` : ''}> Listed: members' agents with directory:search can find you</label></p>
+<p><label><input type="checkbox" name="show_email" value="1"${profile.showEmail ? html` checked` : ''}> Show my email to callers on tier core and above</label></p>
+</fieldset>
+<p><label for="bio">About you</label><br><textarea id="bio" name="bio" maxlength="${PROFILE_LIMITS.bio}" rows="3">${profile.bio}</textarea></p>
+<p><label for="skills">Skills (comma-separated)</label><br><input id="skills" name="skills" maxlength="${PROFILE_LIMITS.skills}" value="${profile.skills}" size="50"></p>
+<p><label for="projects">Projects</label><br><textarea id="projects" name="projects" maxlength="${PROFILE_LIMITS.projects}" rows="2">${profile.projects}</textarea></p>
+<button type="submit">Save the profile</button></form>
 <h2>History</h2>
 ${
   current.history.length
@@ -76,6 +89,28 @@ ${current.history.map((row) => html`<tr><td>${row.created_at.slice(0, 10)}</td><
         );
       }
       return reply.redirect(PAGE, 303);
+    });
+
+    scope.post(`${PAGE}/profile`, async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const session = await signedIn(deps, request);
+      if (!session) return reply.redirect('/signin', 303);
+      const visibility = formField(request, 'visibility');
+      if (visibility !== 'hidden' && visibility !== 'members')
+        return render(
+          request,
+          reply,
+          400,
+          html`<p role="alert" class="warning">Choose hidden or listed.</p>`,
+        );
+      await saveProfile(deps, session.member.id, {
+        visibility,
+        showEmail: formField(request, 'show_email') === '1',
+        bio: (formField(request, 'bio') ?? '').trim(),
+        skills: (formField(request, 'skills') ?? '').trim(),
+        projects: (formField(request, 'projects') ?? '').trim(),
+      });
+      return reply.redirect(`${PAGE}#profile`, 303);
     });
 
     scope.post(`${PAGE}/cancel`, async (request, reply) => {

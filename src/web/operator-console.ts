@@ -1,8 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { decideHighlight, listHighlights } from '../domain/highlights/highlights.ts';
-import { listMembers, MemberError, setMemberTier } from '../domain/members/members.ts';
-import { recordOperatorAction } from '../domain/members/operator-audit.ts';
+import {
+  createMember,
+  listMembers,
+  MemberError,
+  normalizeEmail,
+  setMemberTier,
+} from '../domain/members/members.ts';
+import { auditedAction } from '../domain/members/operator-audit.ts';
 import { decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
@@ -10,6 +16,7 @@ import { decisionPage, operatorNav as nav, notice } from './operator-nav.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
 const REASON_MAX = 600;
+const NAME_MAX = 120;
 const PREVIEW_MAX = 400;
 
 /** Tier requests and the highlight queue for operators; every decision is audited (docs/pages.md). */
@@ -48,19 +55,22 @@ ${pending.map(
       const approve = formField(request, 'decision') === 'approve';
       const tier = formField(request, 'tier');
       const reason = formField(request, 'reason')?.trim().slice(0, REASON_MAX) || undefined;
-      const outcome = await decideTierRequest(
+      const outcome = await auditedAction(
         deps,
-        id,
-        who.member.id,
-        approve ? { decision: 'approve', tier } : { decision: 'deny', reason },
+        {
+          operatorId: who.member.id,
+          action: approve ? 'tier_request.approve' : 'tier_request.deny',
+          target: id,
+          detail: approve ? { tier } : { reason },
+        },
+        (scoped) =>
+          decideTierRequest(
+            scoped,
+            id,
+            who.member.id,
+            approve ? { decision: 'approve', tier } : { decision: 'deny', reason },
+          ),
       );
-      await recordOperatorAction(deps, {
-        operatorId: who.member.id,
-        action: approve ? 'tier_request.approve' : 'tier_request.deny',
-        target: id,
-        outcome,
-        detail: approve ? { tier } : { reason },
-      });
       return decisionPage(reply, {
         title: 'Tier requests',
         back: '/operator/tier-requests',
@@ -79,7 +89,16 @@ ${pending.map(
         reply,
         200,
         'Members',
-        html`${nav}<h1>Members</h1><table><thead><tr><th>Name</th><th>Email</th><th>Tier</th></tr></thead><tbody>
+        html`${nav}<h1>Members</h1>
+<h2>Invite a member</h2>
+<p>The invited address can then sign in at /signin, also while open sign-up is off.</p>
+<form method="post" action="/operator/members/invite">${csrfField(who.csrf)}
+<p><label for="invite-name">Name</label><br><input id="invite-name" name="name" required maxlength="${NAME_MAX}"></p>
+<p><label for="invite-email">Email</label><br><input id="invite-email" name="email" type="email" required maxlength="254"></p>
+<p><label for="invite-tier">Tier</label><br><select id="invite-tier" name="tier">${tiers.map((tier) => html`<option value="${tier}">${tier}</option>`)}</select></p>
+<button type="submit">Invite</button></form>
+<h2>Everyone</h2>
+<table><thead><tr><th>Name</th><th>Email</th><th>Tier</th></tr></thead><tbody>
 ${members.map(
   (
     member,
@@ -90,26 +109,55 @@ ${members.map(
       );
     });
 
+    scope.post('/operator/members/invite', async (request, reply) => {
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      const who = await requireOperator(deps, request, reply, 'admin:tier_review');
+      if (!who.member) return who.reply;
+      const typed = formField(request, 'email') ?? '';
+      const email = normalizeEmail(typed) ?? typed;
+      const name = (formField(request, 'name') ?? '').trim().slice(0, NAME_MAX);
+      const tier = formField(request, 'tier') ?? '';
+      const outcome = await auditedAction(
+        deps,
+        { operatorId: who.member.id, action: 'member.invite', target: email, detail: { tier } },
+        async (scoped) => {
+          if (!name) return 'a name is required';
+          try {
+            await createMember(scoped.db, deps.clock, deps.tiers, { email, name, tier });
+            return 'done';
+          } catch (error) {
+            if (!(error instanceof MemberError)) throw error;
+            return error.message;
+          }
+        },
+      );
+      return sendPage(
+        reply,
+        outcome === 'done' ? 200 : outcome.includes('already exists') ? 409 : 400,
+        'Members',
+        html`${nav}${notice(outcome === 'done' ? `Invited ${email}: they can sign in now.` : `Not invited: ${outcome}.`)}<p><a href="/operator/members">Back to the list</a></p>`,
+      );
+    });
+
     scope.post('/operator/members/tier', async (request, reply) => {
       if (!hasValidCsrf(request)) return refuseForgery(reply);
       const who = await requireOperator(deps, request, reply, 'admin:tier_review');
       if (!who.member) return who.reply;
       const id = formField(request, 'id') ?? '';
       const tier = formField(request, 'tier') ?? '';
-      let outcome = 'done';
-      try {
-        await setMemberTier(deps.db, deps.clock, deps.tiers, id, tier);
-      } catch (error) {
-        if (!(error instanceof MemberError)) throw error;
-        outcome = error.message;
-      }
-      await recordOperatorAction(deps, {
-        operatorId: who.member.id,
-        action: 'member.set_tier',
-        target: id,
-        outcome,
-        detail: { tier },
-      });
+      const outcome = await auditedAction(
+        deps,
+        { operatorId: who.member.id, action: 'member.set_tier', target: id, detail: { tier } },
+        async (scoped) => {
+          try {
+            await setMemberTier(scoped.db, deps.clock, deps.tiers, id, tier);
+            return 'done';
+          } catch (error) {
+            if (!(error instanceof MemberError)) throw error;
+            return error.message;
+          }
+        },
+      );
       return sendPage(
         reply,
         outcome === 'done' ? 200 : 400,
@@ -143,13 +191,11 @@ ${pending.map(
       if (!who.member) return who.reply;
       const id = formField(request, 'id') ?? '';
       const decision = formField(request, 'decision') === 'approve' ? 'approve' : 'reject';
-      const outcome = await decideHighlight(deps, id, decision, who.member.id);
-      await recordOperatorAction(deps, {
-        operatorId: who.member.id,
-        action: `highlight.${decision}`,
-        target: id,
-        outcome,
-      });
+      const outcome = await auditedAction(
+        deps,
+        { operatorId: who.member.id, action: `highlight.${decision}`, target: id },
+        (scoped) => decideHighlight(scoped, id, decision, who.member.id),
+      );
       return decisionPage(reply, {
         title: 'Highlights',
         back: '/operator/highlights',

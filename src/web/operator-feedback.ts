@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { listFeedback, resolveFeedback } from '../domain/feedback/triage.ts';
-import { recordOperatorAction } from '../domain/members/operator-audit.ts';
+import { auditedAction } from '../domain/members/operator-audit.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
 import { decisionPage, operatorNav } from './operator-nav.ts';
@@ -36,13 +36,11 @@ ${open.map(
       const who = await requireOperator(deps, request, reply, 'admin:feedback_review');
       if (!who.member) return who.reply;
       const ticketId = formField(request, 'ticket_id') ?? '';
-      const outcome = await resolveFeedback(deps, ticketId);
-      await recordOperatorAction(deps, {
-        operatorId: who.member.id,
-        action: 'feedback.resolve',
-        target: ticketId,
-        outcome,
-      });
+      const outcome = await auditedAction(
+        deps,
+        { operatorId: who.member.id, action: 'feedback.resolve', target: ticketId },
+        (scoped) => resolveFeedback(scoped, ticketId),
+      );
       return decisionPage(reply, {
         title: 'Feedback',
         back: '/operator/feedback',

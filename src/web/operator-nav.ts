@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { html, type SafeHtml } from './html.ts';
 import { sendPage } from './respond.ts';
 
-export const operatorNav = html`<nav><a href="/operator/tier-requests">Tier requests</a> · <a href="/operator/highlights">Highlights</a> · <a href="/operator/members">Members</a> · <a href="/operator/feedback">Feedback</a></nav>`;
+export const operatorNav = html`<nav><a href="/operator/tier-requests">Tier requests</a> · <a href="/operator/highlights">Highlights</a> · <a href="/operator/event-requests">Event proposals</a> · <a href="/operator/members">Members</a> · <a href="/operator/feedback">Feedback</a></nav>`;
 
 export const notice = (text: string): SafeHtml => html`<p role="status">${text}</p>`;
 

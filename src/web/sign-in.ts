@@ -12,14 +12,11 @@ import {
   csrfToken,
   formField,
   hasValidCsrf,
+  safeNext,
 } from './forms.ts';
 import { html } from './html.ts';
+import { oidcButton } from './oidc-sign-in.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
-
-/** Where to go after signing in: only a path on this site (never `//host` or a full URL). */
-function safeNext(raw: unknown): string {
-  return typeof raw === 'string' && /^\/(?![/\\])[^\s]{0,500}$/.test(raw) ? raw : '/signin';
-}
 
 /** Email magic-link sign-in, sign-out and, without an SMTP server, the dev outbox (docs/pages.md). */
 export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
@@ -40,12 +37,13 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
 <form method="post" action="/signout">${csrfField(csrf)}<button type="submit">Sign out</button></form>`,
         );
       }
+      const next = safeNext((request.query as Record<string, unknown>).next);
       return sendPage(
         reply,
         200,
         'Sign in',
-        html`<h1>Sign in</h1><p>We send a single-use sign-in link to your email address.</p>
-<form method="post" action="/signin">${csrfField(csrf)}<input type="hidden" name="next" value="${safeNext((request.query as Record<string, unknown>).next)}">
+        html`<h1>Sign in</h1>${oidcButton(deps.config, next)}<p>We send a single-use sign-in link to your email address.</p>
+<form method="post" action="/signin">${csrfField(csrf)}<input type="hidden" name="next" value="${next}">
 <label for="email">Email address</label><br>
 <input id="email" name="email" type="email" autocomplete="email" required maxlength="255">
 <button type="submit">Send me a link</button></form>`,
@@ -68,12 +66,21 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
         const next = safeNext(formField(request, 'next'));
         const back = next === '/signin' ? '' : `&next=${encodeURIComponent(next)}`;
         const link = `${deps.config.publicUrl}/signin/confirm?link=${encodeURIComponent(secret)}${back}`;
-        await mailer.send({
-          to: email,
-          subject: 'Your sign-in link',
-          text: `Open this link within 15 minutes to sign in:\n\n${link}\n\nIf you did not ask for it, ignore this mail.`,
-          at: deps.clock.now(),
-        });
+        // Sent in the background: the answer must not take longer, or fail, only for addresses that
+        // may sign in (that would tell who is a member). A failed send is logged without the link.
+        mailer
+          .send({
+            to: email,
+            subject: 'Your sign-in link',
+            text: `Open this link within 15 minutes to sign in:\n\n${link}\n\nIf you did not ask for it, ignore this mail.`,
+            at: deps.clock.now(),
+          })
+          .catch((error: Error) =>
+            request.log.error(
+              { err: { message: error.message, code: (error as { code?: string }).code } },
+              'sign-in mail not sent',
+            ),
+          );
       }
       // The same answer whether or not the address belongs to a member.
       const outbox = mailer.outbox

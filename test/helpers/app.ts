@@ -58,13 +58,15 @@ export interface TestAppOptions {
   logStream?: NodeJS.WritableStream;
   /** Reuse an existing database instead of a fresh one. */
   database?: TestDatabase;
+  /** Listen here (a test that registers the app's URL elsewhere first); default: a free port. */
+  port?: number;
 }
 
 /** The real app on a real port with a real database; the clock is the only thing a test controls. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await freshDatabase(options.engine ?? 'sqlite'));
   const clock = new ManualClock();
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const base = loadConfig({});
   const config: Config = {
     ...base,

@@ -161,3 +161,22 @@ export async function killAllChildren(): Promise<void> {
   await Promise.all(waits);
   live.clear();
 }
+
+/** A long-running CLI command the test stops itself (kill -9 by default). */
+export function startCli(databaseUrl: string, args: string[], env: Record<string, string> = {}) {
+  const { child, output } = spawnTracked(args, childEnv(databaseUrl, env));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  return {
+    output,
+    exited,
+    kill: (signal: NodeJS.Signals = 'SIGKILL') => {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -2,8 +2,7 @@ import { MS } from '../../clock.ts';
 import type { Deps } from '../../deps.ts';
 import { randomId, sha256 } from '../../secrets.ts';
 import { inTransaction } from '../../storage/transactions.ts';
-import { createMember } from '../members/members.ts';
-import { createSession } from './sessions.ts';
+import { openSessionForVerifiedEmail } from './verified-email.ts';
 
 export const SIGN_IN_LINK_TTL_MS = 15 * MS.minute;
 /**
@@ -50,19 +49,6 @@ export async function redeemSignInLink(deps: Deps, secret: string): Promise<stri
       .returning('email')
       .executeTakeFirst();
     if (!spent) return undefined;
-    let member = await tx
-      .selectFrom('members')
-      .select('id')
-      .where('email', '=', spent.email)
-      .executeTakeFirst();
-    if (!member) {
-      if (!deps.config.openSignup) return undefined;
-      member = await createMember(tx, deps.clock, deps.tiers, {
-        email: spent.email,
-        name: spent.email.split('@')[0],
-        tier: deps.tiers.lowest,
-      });
-    }
-    return createSession(tx, deps.clock, member.id);
+    return openSessionForVerifiedEmail(tx, deps, spent.email);
   });
 }

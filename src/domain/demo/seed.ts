@@ -1,13 +1,75 @@
+import { fileURLToPath } from 'node:url';
 import { MS } from '../../clock.ts';
 import type { Deps } from '../../deps.ts';
+import { readContentFolder } from '../content/folder.ts';
+import { importContent } from '../content/import.ts';
+import { markRefreshed } from '../events/events.ts';
+import { saveProfile } from '../members/directory.ts';
 import { createMember } from '../members/members.ts';
+import { documentId, ingest, store } from '../research/corpus.ts';
+import { fetchSource } from '../research/read-source.ts';
+import { realCorpusFiles } from '../research/real-corpus.ts';
 
 const DEMO_MEMBERS = [
-  { name: 'Pat Public', email: 'pat@demo.example.org', tier: 'public', handle: 'pat' },
-  { name: 'Mina Member', email: 'mina@demo.example.org', tier: 'member', handle: 'mina' },
-  { name: 'Rae Resident', email: 'rae@demo.example.org', tier: 'resident', handle: 'rae' },
-  { name: 'Cory Core', email: 'cory@demo.example.org', tier: 'core', handle: 'cory' },
-  { name: 'Olga Operator', email: 'olga@demo.example.org', tier: 'operator', handle: 'olga' },
+  { name: 'Pat Public', email: 'pat@demo.example.org', tier: 'public', handle: 'pat', profile: undefined },
+  {
+    name: 'Mina Member',
+    email: 'mina@demo.example.org',
+    tier: 'member',
+    handle: 'mina',
+    profile: {
+      bio: 'Hardware tinkerer and 3D printing enthusiast.',
+      skills: 'electronics, 3d printing',
+      projects: 'Open door sensor',
+    },
+  },
+  {
+    name: 'Rae Resident',
+    email: 'rae@demo.example.org',
+    tier: 'resident',
+    handle: 'rae',
+    profile: {
+      bio: 'Researcher working on retrieval for small corpora.',
+      skills: 'python, information retrieval',
+      projects: 'Community reading list',
+    },
+  },
+  {
+    name: 'Cory Core',
+    email: 'cory@demo.example.org',
+    tier: 'core',
+    handle: 'cory',
+    profile: {
+      bio: 'Runs the Thursday hack night.',
+      skills: 'typescript, community organising',
+      projects: 'agent-commons',
+    },
+  },
+  {
+    name: 'Olga Operator',
+    email: 'olga@demo.example.org',
+    tier: 'operator',
+    handle: 'olga',
+    profile: undefined,
+  },
+];
+
+const DEMO_DONATIONS = [
+  {
+    donor_name: 'Ada L.',
+    amount_cents: 5000,
+    message: 'For the 3D printer filament.',
+    public: 1,
+    daysAgo: 9,
+  },
+  { donor_name: 'Anonymous', amount_cents: 2000, message: null, public: 0, daysAgo: 4 },
+  {
+    donor_name: 'Grace H.',
+    amount_cents: 2500,
+    message: 'Keep the hack nights going!',
+    public: 1,
+    daysAgo: 1,
+  },
 ];
 
 const DEMO_EVENTS = [
@@ -28,37 +90,73 @@ const DEMO_RESOURCES = [
   { id: 'printer-3d', kind: 'printer', name: '3D printer', capacity: 1 },
 ];
 
-const DEMO_CORPUS = [
+/**
+ * Stands in for the real corpus when its Debian packages are not installed, so research answers
+ * something on any fresh install.
+ */
+const FALLBACK_CORPUS = [
   {
-    id: 'doc-device-flow',
-    source: 'paper',
+    origin: 'demo:device-flow',
+    source: 'paper' as const,
     title: 'Device authorization for input-constrained clients',
-    authors: 'Demo Community',
-    body: 'An agent without a browser asks the service for a device code and a short user code. The human enters the user code on a trusted device and approves; the agent polls until the token is issued.',
+    text: 'An agent without a browser asks the service for a device code and a short user code. The human enters the user code on a trusted device and approves; the agent polls until the token is issued.',
   },
   {
-    id: 'doc-community-handbook',
-    source: 'book',
+    origin: 'demo:community-handbook',
+    source: 'book' as const,
     title: 'Community handbook',
-    authors: 'Demo Community',
-    body: 'Members book rooms through the front desk or their agents. Events are announced a week ahead. Highlights from events are moderated before they are published.',
+    text: 'Members book rooms through the front desk or their agents. Events are announced a week ahead. Highlights from events are moderated before they are published.',
   },
 ];
+
+/** The demo content folder shipped in the repository (written for the demo, not real news). */
+export const DEMO_CONTENT_DIR = fileURLToPath(new URL('../../../content/', import.meta.url));
+
+/** The real corpus in its small form (a few papers and the book), or the fallback documents. */
+async function seedCorpus(deps: Deps): Promise<void> {
+  const files = realCorpusFiles('demo');
+  for (const file of files) await ingest(deps, await fetchSource(file.path), file.metadata);
+  if (files.length > 0) return;
+  for (const doc of FALLBACK_CORPUS) {
+    await store(deps, {
+      id: documentId(doc.origin),
+      origin: doc.origin,
+      hash: doc.origin,
+      parsed: {
+        title: doc.title,
+        authors: 'Demo Community',
+        year: 2026,
+        sections: [{ heading: '', text: doc.text }],
+      },
+      fallbackTitle: doc.title,
+      metadata: { source: doc.source },
+    });
+  }
+}
 
 /** A small community so every endpoint answers something real on a fresh install. */
 export async function seedDemoCommunity(deps: Deps): Promise<void> {
   const now = deps.clock.now();
-  for (const member of DEMO_MEMBERS) {
+  for (const { profile, ...member } of DEMO_MEMBERS) {
     if (!deps.tiers.has(member.tier)) continue;
-    await createMember(deps.db, deps.clock, deps.tiers, member);
+    const created = await createMember(deps.db, deps.clock, deps.tiers, member);
+    if (profile) await saveProfile(deps, created.id, { ...profile, visibility: 'members', showEmail: false });
   }
+  for (const [index, donation] of DEMO_DONATIONS.entries()) {
+    const { daysAgo, ...values } = donation;
+    await deps.db
+      .insertInto('donations')
+      .values({ id: `don_demo_${index + 1}`, ...values, source: 'demo', created_at: now - daysAgo * MS.day })
+      .execute();
+  }
+  await markRefreshed(deps.db, now);
   for (const [index, event] of DEMO_EVENTS.entries()) {
     const start = now - (now % MS.hour) + event.inDays * MS.day;
     await deps.db
       .insertInto('events')
       .values({
         id: `evt_demo_${index + 1}`,
-        platform_url: `https://events.example.org/${event.slug}`,
+        platform_url: `https://${deps.config.eventUrlHosts[0]}/${event.slug}`,
         title: event.title,
         start_at: start,
         end_at: start + event.hours * MS.hour,
@@ -66,6 +164,7 @@ export async function seedDemoCommunity(deps: Deps): Promise<void> {
         cover_url: null,
         description: `${event.title} at the demo community.`,
         updated_at: now,
+        source: 'local',
       })
       .execute();
   }
@@ -79,10 +178,6 @@ export async function seedDemoCommunity(deps: Deps): Promise<void> {
       })
       .execute();
   }
-  for (const doc of DEMO_CORPUS) {
-    await deps.db
-      .insertInto('corpus_documents')
-      .values({ ...doc, year: 2026, url: null, added_at: now })
-      .execute();
-  }
+  await seedCorpus(deps);
+  await importContent(deps, readContentFolder(DEMO_CONTENT_DIR));
 }

@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   'booking_confirmed',
   'booking_declined',
   'rsvp_confirmed',
+  // Beyond reference §4 (clients tolerate unknown types): the platform refused the RSVP for good.
+  'rsvp_failed',
   'event_request_approved',
   'event_request_declined',
   'token_minted',

@@ -1,13 +1,8 @@
-import { MS, utcDayStart } from '../../clock.ts';
+import { MS } from '../../clock.ts';
 import type { Deps } from '../../deps.ts';
 import { ApiError } from '../../http/errors.ts';
-import {
-  counterKey,
-  counters,
-  outcomeFor,
-  type PolicyOutcome,
-  type RatePolicy,
-} from '../../http/rate-limit.ts';
+import { peekQuota, takeQuota } from '../../http/quota.ts';
+import type { PolicyOutcome, RatePolicy } from '../../http/rate-limit.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { HighlightsTable } from '../../storage/schema.ts';
 import { inTransaction } from '../../storage/transactions.ts';
@@ -61,8 +56,6 @@ const insertStory = prepare((db) =>
 export async function submitHighlight(deps: Deps, submission: Submission): Promise<SubmitResult> {
   const now = deps.clock.now();
   const policy = highlightQuota(deps);
-  const quotaKey = counterKey(policy, submission.tokenId, now);
-  const quotaEnds = utcDayStart(now) + MS.day;
   const story = JSON.stringify(submission.story);
   const expiresAt = now + PENDING_TTL_MS;
   return deps.writes.run(async (trx) => {
@@ -84,25 +77,16 @@ export async function submitHighlight(deps: Deps, submission: Submission): Promi
         .set({ story, token_id: submission.tokenId, updated_at: now, expires_at: expiresAt })
         .where('id', '=', submission.story.id)
         .execute();
-      const count = await counters.peek(trx, quotaKey);
-      return { id: submission.story.id, expiresAt, refreshed: true, rate: outcomeFor(policy, count, now) };
+      const rate = await peekQuota(trx, policy, submission.tokenId, now);
+      return { id: submission.story.id, expiresAt, refreshed: true, rate };
     }
-    const count = await counters.take(trx, quotaKey, policy.limit, quotaEnds);
-    if (count === undefined) {
-      const outcome = outcomeFor(policy, policy.limit + 1, now);
-      throw new ApiError(429, 'rate_limited', 'rate_limit', {
-        message: `At most ${policy.limit} new highlights per token per UTC day; resubmitting a pending id is free. Back off to the next UTC day.`,
-        rate: { current: policy.limit, remaining: 0, limit: policy.limit },
-        retryAfterSeconds: outcome.resetSeconds,
-        policies: [outcome],
-        extra: {
-          limit: policy.limit,
-          window: 'utc_day',
-          policy: policy.name,
-          violated_policies: [policy.name],
-        },
-      });
-    }
+    const rate = await takeQuota(
+      trx,
+      policy,
+      submission.tokenId,
+      now,
+      'Resubmitting a pending id is free. Back off to the next UTC day.',
+    );
     const row: HighlightsTable = {
       id: submission.story.id,
       member_id: submission.memberId,
@@ -121,7 +105,7 @@ export async function submitHighlight(deps: Deps, submission: Submission): Promi
     } else {
       await insertStory(trx, row.id, row.member_id, row.token_id, row.story, now, expiresAt);
     }
-    return { id: row.id, expiresAt, refreshed: false, rate: outcomeFor(policy, count, now) };
+    return { id: row.id, expiresAt, refreshed: false, rate };
   });
 }
 

@@ -124,15 +124,13 @@ export async function requestTier(
           actor: { kind: 'member', member_id: member.id, name: member.name },
           target: { request_id: row.id },
           payload: { from: member.tier, to: tier, note: row.note },
-          actions: [
-            {
-              label: 'Approve',
-              mcp_tool: 'ic_tier_approve',
-              args: { request_id: row.id },
-              consequential: true,
-            },
-            { label: 'Deny', mcp_tool: 'ic_tier_deny', args: { request_id: row.id }, consequential: true },
-          ],
+          // The operator tools take these args as a dry run; the operator adds confirm: true to decide.
+          actions: (['approve', 'deny'] as const).map((decision) => ({
+            label: decision === 'approve' ? 'Approve' : 'Deny',
+            mcp_tool: 'ic_admin_tier_request_decide',
+            args: { id: row.id, decision },
+            consequential: true,
+          })),
         },
         now,
       );

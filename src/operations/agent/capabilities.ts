@@ -33,6 +33,7 @@ export const agentCapabilities = defineOperation<Record<string, never>, typeof C
   credential: 'bearer',
   sandbox: 'real',
   idempotent: false,
+  recordsActivity: false,
   inputFrom: 'body',
   input: strictObject({}),
   output: CapabilitiesOutput,

@@ -14,6 +14,7 @@ export const agentHealth = defineOperation<Record<string, never>, { ok: true; ve
   credential: 'public',
   sandbox: 'real',
   idempotent: false,
+  recordsActivity: false,
   inputFrom: 'body',
   input: strictObject({}),
   output: Type.Object({ ok: Type.Literal(true), version: Type.String() }),

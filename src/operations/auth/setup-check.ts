@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Deps } from '../../deps.ts';
-import { defineOperation } from '../types.ts';
+import type { Principal } from '../../domain/auth/principal.ts';
+import type { ApiError } from '../../http/errors.ts';
+import { defineOperation, type OperationResult } from '../types.ts';
 
 /** MCP clients expand ${VAR} in their config, so the token stays in the environment, not the file. */
 const TOKEN_VARIABLE = ['$', '{AGENT_COMMONS_TOKEN}'].join('');
@@ -57,6 +59,7 @@ export const setupCheck = defineOperation<Record<string, never>, typeof Output.s
   credential: 'public',
   sandbox: 'real',
   idempotent: false,
+  recordsActivity: false,
   inputFrom: 'query',
   // "Always 200": query parameters it does not use are ignored rather than refused.
   input: Type.Object({}, { additionalProperties: true }),
@@ -64,48 +67,68 @@ export const setupCheck = defineOperation<Record<string, never>, typeof Output.s
   successStatus: 200,
   errors: [],
   async handler({ principal, credentialProblem, deps }) {
-    const base = deps.config.publicUrl;
-    if (principal.kind !== 'bearer') {
-      const tokenState = credentialProblem ? credentialProblem.code : 'missing';
-      return {
-        body: {
-          ready: false,
-          checks: { token: tokenState },
-          missing: ['agent_token'],
-          next_actions: [
-            credentialProblem
-              ? `The bearer was refused (${credentialProblem.code}); get a new token.`
-              : 'Send the token as "Authorization: Bearer agt_…".',
-            `Start the device flow: POST ${base}/api/agent/signup/start with {"scopes":[…]} and show the human the verify_url_complete.`,
-            `Or ask the human to mint a token at ${base}/agent-console.`,
-          ],
-          mcp: mcpInstallRecipe(deps),
-        },
-      };
+    // Agents call this often with the same token: while the token lookup is cached (the same token
+    // and member objects come back), so is the answer and its serialization.
+    if (principal.kind === 'bearer') {
+      const known = answers.get(principal.token);
+      if (known && known.member === principal.member) return known.result;
+      const result = answer(principal, credentialProblem, deps);
+      result.json = JSON.stringify(result.body);
+      answers.set(principal.token, { member: principal.member, result });
+      return result;
     }
-    const { token, member } = principal;
-    const suspended = token.scopes.filter((s) => !deps.tiers.grants(member.tier, s));
+    return answer(principal, credentialProblem, deps);
+  },
+});
+
+const answers = new WeakMap<object, { member: object; result: OperationResult<typeof Output.static> }>();
+
+function answer(
+  principal: Principal,
+  credentialProblem: ApiError | undefined,
+  deps: Deps,
+): OperationResult<typeof Output.static> {
+  const base = deps.config.publicUrl;
+  if (principal.kind !== 'bearer') {
+    const tokenState = credentialProblem ? credentialProblem.code : 'missing';
     return {
       body: {
-        ready: true,
-        checks: {
-          token: 'valid',
-          token_prefix: token.prefix,
-          scopes: token.scopes,
-          scopes_suspended_by_tier: suspended,
-          member_id: member.id,
-          member_name: member.name,
-          tier: member.tier,
-          sandbox: token.sandbox,
-        },
-        missing: [],
-        next_actions: suspended.length
-          ? [
-              `Scopes ${suspended.join(', ')} need a higher tier than ${member.tier}; the member can request one.`,
-            ]
-          : [],
+        ready: false,
+        checks: { token: tokenState },
+        missing: ['agent_token'],
+        next_actions: [
+          credentialProblem
+            ? `The bearer was refused (${credentialProblem.code}); get a new token.`
+            : 'Send the token as "Authorization: Bearer agt_…".',
+          `Start the device flow: POST ${base}/api/agent/signup/start with {"scopes":[…]} and show the human the verify_url_complete.`,
+          `Or ask the human to mint a token at ${base}/agent-console.`,
+        ],
         mcp: mcpInstallRecipe(deps),
       },
     };
-  },
-});
+  }
+  const { token, member } = principal;
+  const suspended = token.scopes.filter((s) => !deps.tiers.grants(member.tier, s));
+  return {
+    body: {
+      ready: true,
+      checks: {
+        token: 'valid',
+        token_prefix: token.prefix,
+        scopes: token.scopes,
+        scopes_suspended_by_tier: suspended,
+        member_id: member.id,
+        member_name: member.name,
+        tier: member.tier,
+        sandbox: token.sandbox,
+      },
+      missing: [],
+      next_actions: suspended.length
+        ? [
+            `Scopes ${suspended.join(', ')} need a higher tier than ${member.tier}; the member can request one.`,
+          ]
+        : [],
+      mcp: mcpInstallRecipe(deps),
+    },
+  };
+}

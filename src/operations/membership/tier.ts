@@ -5,6 +5,7 @@ import {
   TIER_NOTE_MAX,
   tierStatus,
 } from '../../domain/members/tier-requests.ts';
+import { actingMemberId } from '../acting-member.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation, type OperationContext } from '../types.ts';
 
@@ -18,12 +19,6 @@ const TierRequestView = Type.Object({
   granted_tier: Type.Union([Type.String(), Type.Null()]),
   reason: Type.Union([Type.String(), Type.Null()]),
 });
-
-/** The member the call acts for: the session's on the REST reads, the token's on the tools. */
-function memberOf(ctx: OperationContext<unknown>): string {
-  if (ctx.principal.kind === 'anonymous') throw new Error('pipeline let an anonymous caller through');
-  return ctx.principal.member.id;
-}
 
 const SESSION_ERRORS = [{ status: 401, description: 'No browser session (agent tokens are refused here)' }];
 const BEARER_ERRORS = [{ status: 401, description: 'Missing, unknown or revoked token' }];
@@ -50,7 +45,7 @@ const membership = {
   output: MembershipOutput,
   successStatus: 200,
   async handler(ctx: OperationContext<Record<string, never>>) {
-    const status = await tierStatus(ctx.deps, memberOf(ctx));
+    const status = await tierStatus(ctx.deps, actingMemberId(ctx));
     return {
       body: {
         ok: true as const,
@@ -111,7 +106,7 @@ const tierRequest = {
   output: Type.Object({ ok: Type.Literal(true), pending: TierRequestView }),
   successStatus: 200,
   async handler(ctx: OperationContext<typeof RequestInput.static>) {
-    const pending = await requestTier(ctx.deps, memberOf(ctx), ctx.input.tier, ctx.input.note);
+    const pending = await requestTier(ctx.deps, actingMemberId(ctx), ctx.input.tier, ctx.input.note);
     return { body: { ok: true as const, pending } };
   },
 } as const;
@@ -155,6 +150,6 @@ export const cancelMyTierRequest = defineOperation<Record<string, never>, unknow
   successStatus: 200,
   errors: SESSION_ERRORS,
   async handler(ctx) {
-    return { body: { ok: true, was_pending: await cancelTierRequest(ctx.deps, memberOf(ctx)) } };
+    return { body: { ok: true, was_pending: await cancelTierRequest(ctx.deps, actingMemberId(ctx)) } };
   },
 });

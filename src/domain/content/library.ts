@@ -1,0 +1,108 @@
+import type { Deps } from '../../deps.ts';
+import { parseSections } from './markdown-file.ts';
+
+export interface PresentationSummary {
+  number: number;
+  title: string;
+  date: string;
+  speaker: string | null;
+  summary: string | null;
+}
+
+export interface Presentation extends PresentationSummary {
+  slides_url: string | null;
+  video_url: string | null;
+  /** Markdown. */
+  notes: string;
+}
+
+const SUMMARY_COLUMNS = ['number', 'title', 'date', 'speaker', 'summary'] as const;
+
+/** Newest number first. */
+export async function listPresentations(deps: Deps, limit: number): Promise<PresentationSummary[]> {
+  return deps.db
+    .selectFrom('presentations')
+    .select(SUMMARY_COLUMNS)
+    .orderBy('number', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+export async function getPresentation(deps: Deps, number: number): Promise<Presentation | undefined> {
+  return deps.db
+    .selectFrom('presentations')
+    .select([...SUMMARY_COLUMNS, 'slides_url', 'video_url', 'notes'])
+    .where('number', '=', number)
+    .executeTakeFirst();
+}
+
+export interface NewsLink {
+  id: string;
+  title: string;
+  url: string;
+  date: string;
+  /** Markdown. */
+  note: string;
+}
+
+/** Newest first. */
+export async function listNews(deps: Deps, limit: number): Promise<NewsLink[]> {
+  return deps.db
+    .selectFrom('news_links')
+    .select(['id', 'title', 'url', 'date', 'note'])
+    .orderBy('date', 'desc')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+export interface DonationTier {
+  name: string;
+  amount: number;
+  currency: string;
+  /** `month`, `year`, or null for a one-off gift. */
+  per: string | null;
+  /** Markdown. */
+  description: string;
+}
+
+export interface DonationPage {
+  title: string;
+  /** Markdown: how to give. */
+  how_to_give: string;
+  give_url: string | null;
+  tiers: DonationTier[];
+}
+
+/** A tier heading: `Friend (5 USD)` or `Patron (25 USD / month)`. */
+export const TIER_HEADING = /^(.+?)\s*\((\d+(?:\.\d{1,2})?)\s+([A-Z]{3})(?:\s*\/\s*(month|year))?\)$/;
+
+/** The donation page the operator published in `donate.md`, or undefined when there is none. */
+export async function donationPage(deps: Deps): Promise<DonationPage | undefined> {
+  const row = await deps.db
+    .selectFrom('content_pages')
+    .select(['fields', 'body'])
+    .where('name', '=', 'donate')
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const fields = JSON.parse(row.fields) as Record<string, string>;
+  const { intro, sections } = parseSections(row.body, 'donate.md');
+  return {
+    title: fields.title ?? 'Donate',
+    how_to_give: intro,
+    give_url: fields.url || null,
+    tiers: sections.flatMap((section) => {
+      const match = TIER_HEADING.exec(section.heading);
+      if (!match) return [];
+      return [
+        {
+          name: match[1],
+          amount: Number(match[2]),
+          currency: match[3],
+          per: match[4] ?? null,
+          description: section.body,
+        },
+      ];
+    }),
+  };
+}

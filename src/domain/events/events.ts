@@ -1,0 +1,163 @@
+import { MS } from '../../clock.ts';
+import type { Deps } from '../../deps.ts';
+import { BriefReuse } from '../../storage/brief-reuse.ts';
+import type { EventsTable, Executor } from '../../storage/schema.ts';
+
+/** The upcoming list is stale when the cache was last refreshed longer ago than this (reference §1). */
+export const STALE_AFTER_MS = 90 * MS.minute;
+/** How long one instance reuses its upcoming list before reading the table again. */
+const LIST_REUSE_MS = 2 * MS.second;
+export const REFRESHED_AT_KEY = 'events_refreshed_at';
+
+/** Event (spec 2.12) as agents receive it. */
+export interface WireEvent {
+  platform_url: string;
+  title: string;
+  start: string;
+  end: string | null;
+  location: string | null;
+  cover_url: string | null;
+  description: string | null;
+}
+
+export function toWireEvent(row: EventsTable): WireEvent {
+  return {
+    platform_url: row.platform_url,
+    title: row.title,
+    start: new Date(Number(row.start_at)).toISOString(),
+    end: row.end_at === null ? null : new Date(Number(row.end_at)).toISOString(),
+    location: row.location,
+    cover_url: row.cover_url,
+    description: row.description,
+  };
+}
+
+/**
+ * The canonical form of an event-platform URL: https, the first configured host, the path without a
+ * trailing slash, no query or fragment. Undefined when the URL is not on one of the platform's hosts.
+ */
+export function canonicalEventUrl(raw: string, hosts: readonly string[]): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  if (!hosts.includes(url.hostname.toLowerCase())) return undefined;
+  const path = url.pathname.replace(/\/+$/, '');
+  if (path === '') return undefined;
+  return `https://${hosts[0]}${path}`;
+}
+
+/**
+ * The canonical URL of any event this service can look up: an event-platform URL, or the page of an
+ * approved member proposal published here (`{public_url}/events/<id>`).
+ */
+export function resolveEventUrl(
+  config: { eventUrlHosts: string[]; publicUrl: string },
+  raw: string,
+): string | undefined {
+  const local = `${config.publicUrl}/events/`;
+  const trimmed = raw.trim();
+  if (trimmed.startsWith(local) && /^[A-Za-z0-9_-]+$/.test(trimmed.slice(local.length))) return trimmed;
+  return canonicalEventUrl(trimmed, config.eventUrlHosts);
+}
+
+/** An event published here rather than on the platform (its RSVPs are not sent to the platform). */
+export function isLocalEventUrl(config: { publicUrl: string }, url: string): boolean {
+  return url.startsWith(`${config.publicUrl}/events/`);
+}
+
+interface UpcomingSnapshot {
+  /** Events not ended when the table was read, converted once per read, not once per request. */
+  events: WireEvent[];
+  refreshedAt: number | null;
+  /** Answers already built from this read, by limit and cache age. */
+  answers: Map<string, UpcomingList>;
+  /** The same events by canonical URL (built on the first lookup). */
+  byUrl?: Map<string, WireEvent>;
+}
+const upcomingReads = new BriefReuse<UpcomingSnapshot>(LIST_REUSE_MS);
+
+/** Forget this instance's reused list (after a write through it). */
+export function forgetUpcoming(deps: Deps): void {
+  upcomingReads.forget(deps);
+}
+
+export async function cacheRefreshedAt(db: Executor): Promise<number | null> {
+  const row = await db
+    .selectFrom('settings')
+    .select('value')
+    .where('key', '=', REFRESHED_AT_KEY)
+    .executeTakeFirst();
+  return row ? Number(row.value) : null;
+}
+
+export async function markRefreshed(db: Executor, at: number): Promise<void> {
+  await db
+    .insertInto('settings')
+    .values({ key: REFRESHED_AT_KEY, value: String(at) })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(at) }))
+    .execute();
+}
+
+export interface UpcomingList {
+  events: WireEvent[];
+  ageMinutes: number | null;
+  stale: boolean;
+  /** Memory for the caller: one serialization per answer, not per request. */
+  memo: { json?: string };
+}
+
+/**
+ * Events that have not ended yet, soonest first. One instance reads the table at most every
+ * LIST_REUSE_MS, so an event that ends, or a change made on another instance, shows within 2 s.
+ */
+function upcomingSnapshot(deps: Deps): Promise<UpcomingSnapshot> {
+  return upcomingReads.get(deps, 'upcoming', async () => {
+    const now = deps.clock.now();
+    const rows = await deps.db
+      .selectFrom('events')
+      .selectAll()
+      .where((eb) => eb(eb.fn.coalesce('end_at', 'start_at'), '>=', now))
+      .orderBy('start_at')
+      .orderBy('id')
+      .limit(500)
+      .execute();
+    return {
+      events: rows.map(toWireEvent),
+      refreshedAt: await cacheRefreshedAt(deps.db),
+      answers: new Map(),
+    };
+  });
+}
+
+export async function listUpcoming(deps: Deps, limit: number): Promise<UpcomingList> {
+  const now = deps.clock.now();
+  const snapshot = await upcomingSnapshot(deps);
+  const age = snapshot.refreshedAt === null ? null : Math.max(0, now - snapshot.refreshedAt);
+  const ageMinutes = age === null ? null : Math.floor(age / MS.minute);
+  const stale = age === null || age > STALE_AFTER_MS;
+  const key = `${limit}:${ageMinutes}:${stale}`;
+  let answer = snapshot.answers.get(key);
+  if (!answer) {
+    answer = { events: snapshot.events.slice(0, limit), ageMinutes, stale, memo: {} };
+    snapshot.answers.set(key, answer);
+  }
+  return answer;
+}
+
+/** One event by canonical URL: from this instance's upcoming list when it is there, else the table. */
+export async function lookupEvent(deps: Deps, canonicalUrl: string): Promise<WireEvent | undefined> {
+  const snapshot = await upcomingSnapshot(deps);
+  snapshot.byUrl ??= new Map(snapshot.events.map((event) => [event.platform_url, event]));
+  const upcoming = snapshot.byUrl.get(canonicalUrl);
+  if (upcoming) return upcoming;
+  const row = await findEventByUrl(deps.db, canonicalUrl);
+  return row && toWireEvent(row);
+}
+
+export async function findEventByUrl(db: Executor, canonicalUrl: string): Promise<EventsTable | undefined> {
+  return db.selectFrom('events').selectAll().where('platform_url', '=', canonicalUrl).executeTakeFirst();
+}

@@ -1,0 +1,112 @@
+import { readFile } from 'node:fs/promises';
+import type { Deps } from '../../deps.ts';
+import { sha256 } from '../../secrets.ts';
+import { canonicalEventUrl, forgetUpcoming, markRefreshed } from './events.ts';
+import { type FeedEvent, parseIcs } from './ics.ts';
+
+const FETCH_TIMEOUT_MS = 15_000;
+const MAX_FEED_BYTES = 10 * 1024 * 1024;
+
+export interface RefreshReport {
+  source: string;
+  stored: number;
+  removed: number;
+  /** Events without a URL on one of the platform's hosts: they could never be looked up. */
+  skipped: number;
+}
+
+/** Reads the feed: an http(s) URL through fetch, anything else as a local file path. */
+export async function readFeed(location: string): Promise<string> {
+  if (!/^https?:\/\//i.test(location)) return readFile(location, 'utf8');
+  const response = await fetch(location, {
+    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    headers: { accept: 'text/calendar, */*;q=0.5' },
+  });
+  if (!response.ok) throw new Error(`events feed answered HTTP ${response.status}`);
+  const text = await response.text();
+  if (text.length > MAX_FEED_BYTES) throw new Error('events feed is larger than 10 MB');
+  return text;
+}
+
+/** The platform URL of a feed event: its URL property, else the first platform link in its text. */
+function platformUrlOf(event: FeedEvent, hosts: readonly string[]): string | undefined {
+  const candidates = [
+    event.url,
+    ...(`${event.description ?? ''} ${event.location ?? ''}`.match(/https?:\/\/[^\s<>"]+/g) ?? []),
+  ];
+  for (const candidate of candidates) {
+    const canonical = candidate ? canonicalEventUrl(candidate, hosts) : undefined;
+    if (canonical) return canonical;
+  }
+  return undefined;
+}
+
+/**
+ * Replaces the feed's rows of the events cache with the feed's current content, in one transaction,
+ * and stamps the cache age. Approved member proposals and local events are left alone. A feed that
+ * cannot be read or parsed changes nothing: the old cache stays and ages into `stale`.
+ */
+export async function refreshEventsFromFeed(
+  deps: Deps,
+  text: string,
+  source: string,
+): Promise<RefreshReport> {
+  const hosts = deps.config.eventUrlHosts;
+  const now = deps.clock.now();
+  const byUrl = new Map<string, FeedEvent>();
+  let skipped = 0;
+  for (const event of parseIcs(text)) {
+    const url = platformUrlOf(event, hosts);
+    if (!url || event.cancelled) {
+      skipped += url ? 0 : 1;
+      continue;
+    }
+    byUrl.set(url, event);
+  }
+  const report = await deps.db.transaction().execute(async (trx) => {
+    const existing = await trx
+      .selectFrom('events')
+      .select(['platform_url'])
+      .where('source', '=', 'feed')
+      .execute();
+    const gone = existing.map((row) => row.platform_url).filter((url) => !byUrl.has(url));
+    for (const url of gone) await trx.deleteFrom('events').where('platform_url', '=', url).execute();
+    for (const [url, event] of byUrl) {
+      const row = {
+        title: event.title.slice(0, 300),
+        start_at: event.start,
+        end_at: event.end,
+        location: event.location?.slice(0, 300) ?? null,
+        cover_url: event.coverUrl,
+        description: event.description?.slice(0, 4000) ?? null,
+        updated_at: now,
+        source: 'feed',
+      };
+      await trx
+        .insertInto('events')
+        .values({ id: `evt_${sha256(`feed:${url}`).slice(0, 16)}`, platform_url: url, ...row })
+        .onConflict((oc) => oc.column('platform_url').doUpdateSet(row))
+        .execute();
+    }
+    await markRefreshed(trx, now);
+    return { source, stored: byUrl.size, removed: gone.length, skipped };
+  });
+  forgetUpcoming(deps);
+  return report;
+}
+
+/** One scheduled pass: the configured feed, or, with none, a stamp saying the local list is current. */
+export async function refreshEvents(deps: Deps): Promise<RefreshReport> {
+  const feed = deps.config.eventsFeed;
+  if (!feed) {
+    // Without a platform feed the local list (demo, approved proposals) is the whole source of truth.
+    await markRefreshed(deps.db, deps.clock.now());
+    forgetUpcoming(deps);
+    return { source: 'local', stored: 0, removed: 0, skipped: 0 };
+  }
+  return refreshEventsFromFeed(
+    deps,
+    await readFeed(feed),
+    feed.startsWith('http') ? new URL(feed).host : 'file',
+  );
+}

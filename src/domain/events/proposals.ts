@@ -1,0 +1,151 @@
+import type { Deps } from '../../deps.ts';
+import { takeQuota } from '../../http/quota.ts';
+import type { PolicyOutcome, RatePolicy } from '../../http/rate-limit.ts';
+import { randomId } from '../../secrets.ts';
+import type { EventRequestsTable } from '../../storage/schema.ts';
+import { inTransaction } from '../../storage/transactions.ts';
+import { appendEvent } from '../eventlog/eventlog.ts';
+import { forgetUpcoming } from './events.ts';
+
+export function eventRequestQuota(deps: Deps): RatePolicy {
+  return {
+    name: 'event_requests',
+    limit: deps.config.limits.eventRequestsPerDay,
+    window: 'utc_day',
+    per: 'member',
+  };
+}
+
+export interface Proposal {
+  title: string;
+  start: string;
+  end?: string;
+  location?: string;
+  description?: string;
+  cover_url?: string;
+  capacity?: number;
+  visibility?: 'public' | 'members';
+  host?: string;
+  contact?: string;
+  slideshow_url?: string;
+}
+
+export async function proposeEvent(
+  deps: Deps,
+  memberId: string,
+  tokenId: string | null,
+  proposal: Proposal,
+): Promise<{ id: string; rate: PolicyOutcome }> {
+  const now = deps.clock.now();
+  return deps.writes.run(async (trx) => {
+    const rate = await takeQuota(
+      trx,
+      eventRequestQuota(deps),
+      memberId,
+      now,
+      'Back off to the next UTC day.',
+    );
+    const id = randomId('evr');
+    await trx
+      .insertInto('event_requests')
+      .values({
+        id,
+        member_id: memberId,
+        token_id: tokenId,
+        details: JSON.stringify(proposal),
+        title: proposal.title,
+        start_at: Date.parse(proposal.start),
+        status: 'pending',
+        created_at: now,
+        decided_at: null,
+        decided_by: null,
+        reason: null,
+        event_id: null,
+      })
+      .execute();
+    return { id, rate };
+  });
+}
+
+export async function listEventRequests(deps: Deps, status?: string): Promise<EventRequestsTable[]> {
+  let query = deps.db.selectFrom('event_requests').selectAll().orderBy('created_at', 'desc').limit(200);
+  if (status) query = query.where('status', '=', status);
+  return query.execute();
+}
+
+/** Where an approved proposal is published: a page of this service (the platform never saw it). */
+export function publishedEventUrl(deps: Deps, requestId: string): string {
+  return `${deps.config.publicUrl}/events/${requestId}`;
+}
+
+/**
+ * Approves (publishing the event into the upcoming list) or declines a pending proposal, with the
+ * proposer's event-log record, in one transaction.
+ */
+export async function decideEventRequest(
+  deps: Deps,
+  id: string,
+  decision: 'approve' | 'decline',
+  decidedBy: string,
+  reason?: string,
+): Promise<'done' | 'not_pending' | 'unknown'> {
+  const now = deps.clock.now();
+  const outcome = await inTransaction(deps.db, async (trx) => {
+    const request = await trx
+      .selectFrom('event_requests')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!request) return 'unknown' as const;
+    const eventId = decision === 'approve' ? `evt_${id}` : null;
+    const result = await trx
+      .updateTable('event_requests')
+      .set({
+        status: decision === 'approve' ? 'approved' : 'declined',
+        decided_at: now,
+        decided_by: decidedBy,
+        reason: reason ?? null,
+        event_id: eventId,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return 'not_pending' as const;
+    const details = JSON.parse(request.details) as Proposal;
+    const url = publishedEventUrl(deps, id);
+    if (eventId) {
+      await trx
+        .insertInto('events')
+        .values({
+          id: eventId,
+          platform_url: url,
+          title: details.title,
+          start_at: Date.parse(details.start),
+          end_at: details.end ? Date.parse(details.end) : null,
+          location: details.location ?? null,
+          cover_url: details.cover_url ?? null,
+          description: details.description ?? null,
+          updated_at: now,
+          source: 'proposal',
+        })
+        .execute();
+    }
+    await appendEvent(
+      trx,
+      request.member_id,
+      {
+        type: decision === 'approve' ? 'event_request_approved' : 'event_request_declined',
+        actor: { kind: 'operator', name: decidedBy },
+        target: { request_id: id, title: request.title, ...(eventId ? { event_url: url } : {}) },
+        payload: reason ? { reason } : {},
+        actions: eventId
+          ? [{ label: 'See the event', mcp_tool: 'ic_events_get', args: { url }, consequential: false }]
+          : [],
+      },
+      now,
+    );
+    return 'done' as const;
+  });
+  if (outcome === 'done') forgetUpcoming(deps);
+  return outcome;
+}

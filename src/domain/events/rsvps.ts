@@ -1,0 +1,66 @@
+import { MS } from '../../clock.ts';
+import type { Deps } from '../../deps.ts';
+import { peekQuota, takeQuota } from '../../http/quota.ts';
+import type { PolicyOutcome, RatePolicy } from '../../http/rate-limit.ts';
+import { randomId } from '../../secrets.ts';
+
+/** A second RSVP of the same member to the same event within this window is recognised as a duplicate. */
+export const RSVP_DEDUPE_MS = 7 * MS.day;
+
+export function rsvpQuota(deps: Deps): RatePolicy {
+  return { name: 'rsvps', limit: deps.config.limits.rsvpsPerDay, window: 'utc_day', per: 'token' };
+}
+
+export interface RsvpRequest {
+  eventUrl: string;
+  memberId: string;
+  tokenId: string;
+  email: string | null;
+  name: string | null;
+}
+
+export interface QueuedWrite {
+  id: string;
+  wasDup: boolean;
+  rate: PolicyOutcome;
+}
+
+/** Queues an RSVP for delivery to the event platform; a repeat within the window is a no-op. */
+export async function queueRsvp(deps: Deps, request: RsvpRequest): Promise<QueuedWrite> {
+  const now = deps.clock.now();
+  const policy = rsvpQuota(deps);
+  return deps.writes.run(async (trx) => {
+    const earlier = await trx
+      .selectFrom('rsvps')
+      .select('id')
+      .where('member_id', '=', request.memberId)
+      .where('event_url', '=', request.eventUrl)
+      .where('created_at', '>', now - RSVP_DEDUPE_MS)
+      .where('status', '!=', 'failed')
+      .orderBy('created_at', 'desc')
+      .executeTakeFirst();
+    if (earlier)
+      return { id: earlier.id, wasDup: true, rate: await peekQuota(trx, policy, request.tokenId, now) };
+    const rate = await takeQuota(trx, policy, request.tokenId, now, 'Back off to the next UTC day.');
+    const id = randomId('rsvp');
+    await trx
+      .insertInto('rsvps')
+      .values({
+        id,
+        event_url: request.eventUrl,
+        member_id: request.memberId,
+        token_id: request.tokenId,
+        email: request.email,
+        name: request.name,
+        status: 'queued',
+        created_at: now,
+        attempts: 0,
+        next_attempt_at: now,
+        locked_until: null,
+        settled_at: null,
+        last_error: null,
+      })
+      .execute();
+    return { id, wasDup: false, rate };
+  });
+}

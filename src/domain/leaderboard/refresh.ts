@@ -1,0 +1,116 @@
+import type { Deps } from '../../deps.ts';
+import { inTransaction } from '../../storage/transactions.ts';
+import { CodeHost, CodeHostError, type HostFailure } from './code-host.ts';
+import { rerankWeek } from './standings.ts';
+import { isoWeekOf, type Week } from './week.ts';
+
+export interface RefreshReport {
+  week: Week;
+  generatedAt: number;
+  counted: number;
+  failed: number;
+  /** Why the run stopped asking the host before the last member (their previous counts stay). */
+  stoppedBy?: HostFailure;
+  retryAfterSeconds?: number;
+}
+
+/** Failures that would hit every remaining member alike: stop asking instead of spending the budget. */
+const STOPPING: HostFailure[] = ['rate_limited', 'refused'];
+
+/**
+ * Counts this week's commits of every opted-in member through the host and ranks them. A member
+ * the host cannot count this time keeps the previous count; the run then marks the board stale.
+ * Host failures never escape: the job is called from a timer and must survive a bad host.
+ */
+export async function refreshLeaderboard(
+  deps: Deps,
+  host: CodeHost = new CodeHost(deps.config.codeHost),
+): Promise<RefreshReport> {
+  const week = isoWeekOf(deps.clock.now());
+  const participants = await deps.db
+    .selectFrom('vcs_links')
+    .select(['member_id', 'username'])
+    .where('opted_in', '=', 1)
+    .orderBy('member_id')
+    .execute();
+  const counts = new Map<string, number>();
+  let stop: CodeHostError | undefined;
+  for (const participant of participants) {
+    if (stop) break;
+    try {
+      counts.set(participant.member_id, await host.countCommits(participant.username, week));
+    } catch (error) {
+      if (!(error instanceof CodeHostError)) throw error;
+      if (STOPPING.includes(error.failure)) stop = error;
+    }
+  }
+  const generatedAt = deps.clock.now();
+  const failed = participants.length - counts.size;
+  await inTransaction(deps.db, async (trx) => {
+    // Whoever opted out while the host was being asked stays off the board.
+    const stillIn = new Set(
+      (await trx.selectFrom('vcs_links').select('member_id').where('opted_in', '=', 1).execute()).map(
+        (row) => row.member_id,
+      ),
+    );
+    for (const [memberId, commits] of counts) {
+      if (!stillIn.has(memberId)) continue;
+      await trx
+        .insertInto('leaderboard_counts')
+        .values({ week_start: week.start, member_id: memberId, commits, rank: 0, counted_at: generatedAt })
+        .onConflict((oc) =>
+          oc.columns(['week_start', 'member_id']).doUpdateSet({ commits, counted_at: generatedAt }),
+        )
+        .execute();
+    }
+    await rerankWeek(trx, week.start);
+    await trx
+      .insertInto('leaderboard_weeks')
+      .values({ week_start: week.start, generated_at: generatedAt, failed })
+      .onConflict((oc) => oc.column('week_start').doUpdateSet({ generated_at: generatedAt, failed }))
+      .execute();
+  });
+  return {
+    week,
+    generatedAt,
+    counted: counts.size,
+    failed,
+    stoppedBy: stop?.failure,
+    retryAfterSeconds: stop?.retryAfterSeconds,
+  };
+}
+
+/**
+ * Runs the job now and every `minutes` (never two runs at once in this process). Several instances
+ * each run it; a run is cheap to repeat and the last one to commit wins.
+ */
+export function scheduleLeaderboardRefresh(
+  deps: Deps,
+  log: { warn(details: object, message: string): void; info(details: object, message: string): void },
+): () => void {
+  const minutes = deps.config.leaderboardRefreshMinutes;
+  if (minutes <= 0) return () => {};
+  let running = false;
+  const run = async () => {
+    if (running) return;
+    running = true;
+    try {
+      const report = await refreshLeaderboard(deps);
+      const details = { counted: report.counted, failed: report.failed, stoppedBy: report.stoppedBy };
+      if (report.failed) log.warn(details, 'leaderboard refresh incomplete; the board is marked stale');
+      else log.info(details, 'leaderboard refreshed');
+    } catch (error) {
+      log.warn({ err: error }, 'leaderboard refresh failed');
+    } finally {
+      running = false;
+    }
+  };
+  const first = setTimeout(run, 5_000);
+  const timer = setInterval(run, minutes * 60_000);
+  first.unref();
+  timer.unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(timer);
+  };
+}

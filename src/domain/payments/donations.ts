@@ -1,0 +1,47 @@
+import type { Deps } from '../../deps.ts';
+import { BriefReuse } from '../../storage/brief-reuse.ts';
+
+export interface DonorWall {
+  total_usd: number;
+  donor_count: number;
+  recent: { name: string; amount_usd: number; message: string | null; at: string }[];
+}
+
+/**
+ * Totals over every recorded donation; the recent list shows only donors who agreed to be shown
+ * (the others count toward the total as "anonymous" and are never named).
+ */
+const wallReads = new BriefReuse<DonorWall>(2000);
+
+/** Reused for up to 2 s per instance and limit (a public read that changes rarely). */
+export function donorWall(deps: Deps, limit: number): Promise<DonorWall> {
+  return wallReads.get(deps, String(limit), () => readDonorWall(deps, limit));
+}
+
+async function readDonorWall(deps: Deps, limit: number): Promise<DonorWall> {
+  const totals = await deps.db
+    .selectFrom('donations')
+    .select((eb) => [
+      eb.fn.coalesce(eb.fn.sum<number>('amount_cents'), eb.lit(0)).as('cents'),
+      eb.fn.count<number>('donor_name').distinct().as('donors'),
+    ])
+    .executeTakeFirstOrThrow();
+  const recent = await deps.db
+    .selectFrom('donations')
+    .select(['donor_name', 'amount_cents', 'message', 'created_at'])
+    .where('public', '=', 1)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return {
+    total_usd: Number(totals.cents) / 100,
+    donor_count: Number(totals.donors),
+    recent: recent.map((row) => ({
+      name: row.donor_name,
+      amount_usd: Number(row.amount_cents) / 100,
+      message: row.message,
+      at: new Date(Number(row.created_at)).toISOString(),
+    })),
+  };
+}

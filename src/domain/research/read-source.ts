@@ -1,0 +1,52 @@
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { type Format, formatOf, type ParsedDocument } from './document.ts';
+import { readHtml } from './html-reader.ts';
+import { readPdf } from './pdf-reader.ts';
+import { readMarkdown, readPlainText } from './text-readers.ts';
+
+/** The bytes of a corpus file or URL, where they came from, and what format they are in. */
+export interface Fetched {
+  /** The absolute path or the URL: the document's identity (re-adding it replaces it). */
+  origin: string;
+  /** Shown when the document names no title of its own. */
+  fallbackTitle: string;
+  url?: string;
+  bytes: Buffer;
+  format: Format;
+}
+
+export function isUrl(target: string): boolean {
+  return /^https?:\/\//i.test(target);
+}
+
+export async function fetchSource(target: string, timeoutMs = 30_000): Promise<Fetched> {
+  if (isUrl(target)) {
+    const response = await fetch(target, { signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
+    if (!response.ok) throw new Error(`${target}: HTTP ${response.status}`);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const name = decodeURIComponent(new URL(target).pathname.split('/').filter(Boolean).pop() ?? target);
+    return {
+      origin: target,
+      fallbackTitle: name,
+      url: target,
+      bytes,
+      format: formatOf(target, response.headers.get('content-type') ?? undefined),
+    };
+  }
+  const path = resolve(target);
+  return {
+    origin: path,
+    fallbackTitle: basename(path),
+    bytes: await readFile(path),
+    format: formatOf(path),
+  };
+}
+
+export async function parseSource(fetched: Fetched): Promise<ParsedDocument> {
+  if (fetched.format === 'pdf') return readPdf(fetched.bytes);
+  const text = fetched.bytes.toString('utf8');
+  if (fetched.format === 'html') return readHtml(text);
+  if (fetched.format === 'markdown') return readMarkdown(text);
+  return readPlainText(text);
+}

@@ -1,0 +1,119 @@
+import type { Deps } from '../../deps.ts';
+import type { BookingsTable, Executor } from '../../storage/schema.ts';
+import { appendEvent } from '../eventlog/eventlog.ts';
+import { type Claim, claimDueJobs, settleJob } from '../queue/claim.ts';
+import { fitsOpeningHours, parseOpeningHours } from './opening-hours.ts';
+
+type Decision = { status: 'confirmed' } | { status: 'declined'; reason: string };
+
+async function decide(trx: Executor, booking: BookingsTable, now: number): Promise<Decision> {
+  const resource = await trx
+    .selectFrom('resources')
+    .select(['open_hours', 'bookable'])
+    .where('id', '=', booking.resource_id)
+    .executeTakeFirst();
+  if (!resource || Number(resource.bookable) !== 1)
+    return { status: 'declined', reason: 'resource_unavailable' };
+  if (Number(booking.start_at) < now) return { status: 'declined', reason: 'start_passed' };
+  if (
+    !fitsOpeningHours(
+      parseOpeningHours(resource.open_hours),
+      Number(booking.start_at),
+      Number(booking.end_at),
+    )
+  )
+    return { status: 'declined', reason: 'outside_opening_hours' };
+  const clash = await trx
+    .selectFrom('bookings')
+    .select('id')
+    .where('resource_id', '=', booking.resource_id)
+    .where('status', '=', 'confirmed')
+    .where('start_at', '<', booking.end_at)
+    .where('end_at', '>', booking.start_at)
+    .executeTakeFirst();
+  return clash ? { status: 'declined', reason: 'overlaps_another_booking' } : { status: 'confirmed' };
+}
+
+/**
+ * Settles one claimed booking against the calendar in one transaction, with its event-log record.
+ * On PostgreSQL the resource row is locked first, so two workers deciding overlapping bookings of
+ * one resource take turns and the second sees the first's confirmation; the embedded engine has a
+ * single writer, so its transactions already take turns.
+ */
+async function settle(deps: Deps, claim: Claim): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    const booking = await trx
+      .selectFrom('bookings')
+      .selectAll()
+      .where('id', '=', claim.id)
+      .executeTakeFirstOrThrow();
+    if (deps.database.engine === 'postgres')
+      await trx
+        .selectFrom('resources')
+        .select('id')
+        .where('id', '=', booking.resource_id)
+        .forUpdate()
+        .execute();
+    const now = deps.clock.now();
+    const decision = await decide(trx, booking, now);
+    const reason = decision.status === 'declined' ? decision.reason : null;
+    if (!(await settleJob(trx, 'bookings', claim, { status: decision.status, reason, settled_at: now })))
+      return;
+    const target = {
+      booking_id: booking.id,
+      resource_id: booking.resource_id,
+      start: new Date(Number(booking.start_at)).toISOString(),
+      end: new Date(Number(booking.end_at)).toISOString(),
+    };
+    await appendEvent(
+      trx,
+      booking.member_id,
+      {
+        type: decision.status === 'confirmed' ? 'booking_confirmed' : 'booking_declined',
+        actor: { kind: 'service', name: 'booking calendar' },
+        target,
+        payload: reason ? { reason } : {},
+        actions: [
+          { label: 'See availability', mcp_tool: 'ic_resources_list', args: {}, consequential: false },
+          ...(reason
+            ? [
+                {
+                  label: 'Book another time',
+                  mcp_tool: 'ic_resources_book',
+                  args: { resource_id: booking.resource_id },
+                  consequential: true,
+                },
+              ]
+            : []),
+        ],
+      },
+      now,
+    );
+  });
+}
+
+/**
+ * One pass over queued bookings, oldest first. A booking whose settlement fails (a lost connection,
+ * a busy embedded database) stays claimed until its lease ends and is then decided again.
+ */
+export async function settleQueuedBookings(
+  deps: Deps,
+  limit = 50,
+  onError: (error: unknown, bookingId: string) => void = () => {},
+): Promise<number> {
+  const claims = await claimDueJobs(
+    deps.db,
+    'bookings',
+    deps.clock.now(),
+    limit,
+    deps.config.workerLeaseSeconds * 1000,
+  );
+  for (const claim of claims) {
+    try {
+      await settle(deps, claim);
+    } catch (error) {
+      onError(error, claim.id);
+    }
+  }
+  return claims.length;
+}

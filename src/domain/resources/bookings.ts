@@ -1,0 +1,90 @@
+import { MS } from '../../clock.ts';
+import type { Deps } from '../../deps.ts';
+import { ApiError, errors } from '../../http/errors.ts';
+import { peekQuota, takeQuota } from '../../http/quota.ts';
+import type { RatePolicy } from '../../http/rate-limit.ts';
+import { randomId } from '../../secrets.ts';
+import type { QueuedWrite } from '../events/rsvps.ts';
+
+/** A booking request repeating the exact start time of an earlier one within this window is a duplicate. */
+export const BOOKING_DEDUPE_MS = 30 * MS.day;
+/** Longest single booking. */
+export const LONGEST_BOOKING_MS = 12 * MS.hour;
+export const PURPOSE_MAX = 600;
+
+export function bookingQuota(deps: Deps): RatePolicy {
+  return { name: 'bookings', limit: deps.config.limits.bookingsPerDay, window: 'utc_day', per: 'token' };
+}
+
+export interface BookingRequest {
+  resourceId: string;
+  memberId: string;
+  /** Absent for a browser session: the quota is then counted per member. */
+  tokenId: string | null;
+  start: number;
+  end: number;
+  purpose: string;
+  email: string | null;
+}
+
+/** Checks a request can be queued at all; the worker later decides it against the calendar. */
+export function checkBookingWindow(start: number, end: number, now: number): void {
+  if (end <= start)
+    throw new ApiError(400, 'invalid_time_range', 'validation', {
+      message: 'end_iso must be after start_iso.',
+    });
+  if (start < now)
+    throw new ApiError(400, 'start_in_past', 'validation', { message: 'start_iso must be in the future.' });
+  if (end - start > LONGEST_BOOKING_MS)
+    throw new ApiError(400, 'booking_too_long', 'validation', {
+      message: `A booking lasts at most ${LONGEST_BOOKING_MS / MS.hour} hours.`,
+    });
+}
+
+export async function queueBooking(deps: Deps, request: BookingRequest): Promise<QueuedWrite> {
+  const now = deps.clock.now();
+  const policy = bookingQuota(deps);
+  const subject = request.tokenId ?? `member:${request.memberId}`;
+  return deps.writes.run(async (trx) => {
+    const resource = await trx
+      .selectFrom('resources')
+      .select(['id', 'bookable'])
+      .where('id', '=', request.resourceId)
+      .executeTakeFirst();
+    if (!resource || Number(resource.bookable) !== 1)
+      throw errors.notFound(
+        'unknown_resource',
+        'No bookable resource has this id; see GET /api/resources/list.',
+      );
+    const earlier = await trx
+      .selectFrom('bookings')
+      .select('id')
+      .where('member_id', '=', request.memberId)
+      .where('resource_id', '=', request.resourceId)
+      .where('start_at', '=', request.start)
+      .where('created_at', '>', now - BOOKING_DEDUPE_MS)
+      .executeTakeFirst();
+    if (earlier) return { id: earlier.id, wasDup: true, rate: await peekQuota(trx, policy, subject, now) };
+    const rate = await takeQuota(trx, policy, subject, now, 'Back off to the next UTC day.');
+    const id = randomId('bkg');
+    await trx
+      .insertInto('bookings')
+      .values({
+        id,
+        resource_id: request.resourceId,
+        member_id: request.memberId,
+        token_id: request.tokenId,
+        start_at: request.start,
+        end_at: request.end,
+        purpose: request.purpose,
+        email: request.email,
+        status: 'queued',
+        reason: null,
+        created_at: now,
+        locked_until: null,
+        settled_at: null,
+      })
+      .execute();
+    return { id, wasDup: false, rate };
+  });
+}

@@ -1,0 +1,110 @@
+import { MS } from '../../clock.ts';
+import type { Deps } from '../../deps.ts';
+import type { Executor } from '../../storage/schema.ts';
+import { isWindow, type OpeningHours, parseOpeningHours } from './opening-hours.ts';
+
+/** How far ahead the listing shows confirmed bookings. */
+export const AVAILABILITY_HORIZON_MS = 7 * MS.day;
+/** The booking queue is behind (the listing says stale) when a request waits longer than this. */
+export const QUEUE_STALE_MS = 5 * MS.minute;
+
+export interface ResourceView {
+  id: string;
+  kind: string;
+  name: string;
+  capacity: number;
+  open_hours: OpeningHours;
+  bookable: boolean;
+  busy: { start: string; end: string }[];
+  queued_requests: number;
+}
+
+export interface ResourceListing {
+  resources: ResourceView[];
+  as_of: string;
+  queue: { queued: number; oldest_queued_age_s: number | null };
+  stale: boolean;
+}
+
+/** Rooms and printers with their confirmed bookings ahead and the state of the booking queue. */
+export async function listResources(deps: Deps): Promise<ResourceListing> {
+  const now = deps.clock.now();
+  const resources = await deps.db
+    .selectFrom('resources')
+    .selectAll()
+    .orderBy('kind')
+    .orderBy('name')
+    .execute();
+  const bookings = await deps.db
+    .selectFrom('bookings')
+    .select(['resource_id', 'status', 'start_at', 'end_at', 'created_at'])
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'queued'),
+        eb.and([
+          eb('status', '=', 'confirmed'),
+          eb('end_at', '>', now),
+          eb('start_at', '<', now + AVAILABILITY_HORIZON_MS),
+        ]),
+      ]),
+    )
+    .orderBy('start_at')
+    .execute();
+  const queued = bookings.filter((b) => b.status === 'queued');
+  const oldest = queued.reduce<number | null>(
+    (min, b) => Math.min(min ?? Infinity, Number(b.created_at)),
+    null,
+  );
+  const oldestAge = oldest === null ? null : Math.max(0, Math.floor((now - oldest) / MS.second));
+  return {
+    resources: resources.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      name: r.name,
+      capacity: Number(r.capacity),
+      open_hours: parseOpeningHours(r.open_hours),
+      bookable: Number(r.bookable) === 1,
+      busy: bookings
+        .filter((b) => b.resource_id === r.id && b.status === 'confirmed')
+        .map((b) => ({
+          start: new Date(Number(b.start_at)).toISOString(),
+          end: new Date(Number(b.end_at)).toISOString(),
+        })),
+      queued_requests: queued.filter((b) => b.resource_id === r.id).length,
+    })),
+    as_of: new Date(now).toISOString(),
+    queue: { queued: queued.length, oldest_queued_age_s: oldestAge },
+    stale: oldestAge !== null && oldestAge * MS.second > QUEUE_STALE_MS,
+  };
+}
+
+export interface ResourceDefinition {
+  id: string;
+  kind: string;
+  name: string;
+  capacity: number;
+  openHours: OpeningHours;
+  bookable: boolean;
+}
+
+/** Adds a resource or replaces its definition (bookings are kept). */
+export async function saveResource(db: Executor, resource: ResourceDefinition): Promise<void> {
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(resource.id))
+    throw new Error('resource id: lowercase letters, digits and dashes, at most 63');
+  if (!isWindow(resource.openHours.weekdays) || !isWindow(resource.openHours.weekends))
+    throw new Error('opening hours: HH:MM-HH:MM (UTC) or "closed"');
+  if (!Number.isInteger(resource.capacity) || resource.capacity < 1)
+    throw new Error('capacity: an integer >= 1');
+  const values = {
+    kind: resource.kind,
+    name: resource.name,
+    capacity: resource.capacity,
+    open_hours: JSON.stringify(resource.openHours),
+    bookable: resource.bookable ? 1 : 0,
+  };
+  await db
+    .insertInto('resources')
+    .values({ id: resource.id, ...values })
+    .onConflict((oc) => oc.column('id').doUpdateSet(values))
+    .execute();
+}

@@ -1,0 +1,57 @@
+import type { Executor } from '../storage/schema.ts';
+import { ApiError } from './errors.ts';
+import {
+  counterKey,
+  counters,
+  outcomeFor,
+  type PolicyOutcome,
+  type RatePolicy,
+  windowBounds,
+} from './rate-limit.ts';
+
+function windowWords(policy: RatePolicy): string {
+  return policy.window === 'utc_day' ? 'per UTC day' : `per ${policy.window} s`;
+}
+
+/**
+ * Spends one unit of a quota a handler counts itself (only when a side effect really happens), in
+ * the caller's transaction, so the spend and the write commit together. Throws the 429 when spent.
+ */
+export async function takeQuota(
+  trx: Executor,
+  policy: RatePolicy,
+  subject: string,
+  now: number,
+  advice = 'Back off until the window resets.',
+): Promise<PolicyOutcome> {
+  const count = await counters.take(
+    trx,
+    counterKey(policy, subject, now),
+    policy.limit,
+    windowBounds(policy, now).end,
+  );
+  if (count !== undefined) return outcomeFor(policy, count, now);
+  const outcome = outcomeFor(policy, policy.limit + 1, now);
+  throw new ApiError(429, 'rate_limited', 'rate_limit', {
+    message: `At most ${policy.limit} ${policy.name} ${windowWords(policy)} per ${policy.per}. ${advice}`,
+    rate: { current: policy.limit, remaining: 0, limit: policy.limit },
+    retryAfterSeconds: outcome.resetSeconds,
+    policies: [outcome],
+    extra: {
+      limit: policy.limit,
+      window: policy.window,
+      policy: policy.name,
+      violated_policies: [policy.name],
+    },
+  });
+}
+
+/** The quota's state without spending it (a deduplicated write reports it unchanged). */
+export async function peekQuota(
+  db: Executor,
+  policy: RatePolicy,
+  subject: string,
+  now: number,
+): Promise<PolicyOutcome> {
+  return outcomeFor(policy, await counters.peek(db, counterKey(policy, subject, now)), now);
+}

@@ -1,0 +1,86 @@
+import { Type } from '@sinclair/typebox';
+import { listFeedback, resolveFeedback } from '../../domain/feedback/triage.ts';
+import { strictObject } from '../schemas.ts';
+import { defineOperation } from '../types.ts';
+import {
+  CONFIRM,
+  isoTime,
+  LIST_ERRORS,
+  listLimit,
+  MUTATION_ERRORS,
+  MutationOutput,
+  OPERATOR_TOOL,
+  operatorMutationQuota,
+  runOperatorMutation,
+} from './operator-mutation.ts';
+
+const SCOPE = 'admin:feedback_review';
+
+const ListInput = strictObject({
+  status: Type.Optional(
+    Type.Union([Type.Literal('open'), Type.Literal('resolved')], { description: 'Default open.' }),
+  ),
+  limit: listLimit,
+});
+
+export const adminListFeedback = defineOperation<typeof ListInput.static, unknown>({
+  ...OPERATOR_TOOL,
+  id: 'adminListFeedback',
+  summary: 'List feedback tickets',
+  description:
+    'Operators. Tickets in one status (default open), newest first. The sender’s IP hash is not shown.',
+  mcpTool: 'ic_admin_feedback_list',
+  scope: SCOPE,
+  sandbox: 'real',
+  input: ListInput,
+  output: Type.Object({
+    ok: Type.Literal(true),
+    count: Type.Integer(),
+    tickets: Type.Array(Type.Object({}, { additionalProperties: true })),
+  }),
+  errors: LIST_ERRORS,
+  async handler({ deps, input }) {
+    const rows = (await listFeedback(deps, input.status ?? 'open')).slice(0, input.limit ?? 50);
+    const tickets = rows.map(({ ip_hash: _hidden, warnings, created_at, ...row }) => ({
+      ...row,
+      warnings: JSON.parse(warnings) as string[],
+      created_at: isoTime(created_at),
+    }));
+    return { body: { ok: true, count: tickets.length, tickets } };
+  },
+});
+
+const ResolveInput = strictObject({
+  ticket_id: Type.String({ minLength: 1, maxLength: 80, description: 'The ticket id (fb_…).' }),
+  confirm: CONFIRM,
+});
+
+export const adminResolveFeedback = defineOperation<typeof ResolveInput.static, unknown>({
+  ...OPERATOR_TOOL,
+  id: 'adminResolveFeedback',
+  summary: 'Resolve a feedback ticket',
+  description:
+    'Operators. A dry run unless confirm is true; a confirmed resolve closes the open ticket, writes the audit row and spends one operator mutation.',
+  mcpTool: 'ic_admin_feedback_resolve',
+  scope: SCOPE,
+  sandbox: 'simulated',
+  quotas: (deps) => [operatorMutationQuota(deps)],
+  bodyLimit: 8 * 1024,
+  input: ResolveInput,
+  output: MutationOutput,
+  errors: MUTATION_ERRORS,
+  async handler(ctx) {
+    const { ticket_id } = ctx.input;
+    return runOperatorMutation(ctx, {
+      action: 'feedback.resolve',
+      target: ticket_id,
+      act: (scoped) => resolveFeedback(scoped, ticket_id),
+      view: (db) =>
+        db
+          .selectFrom('feedback')
+          .select(['ticket_id', 'status', 'category', 'priority'])
+          .where('ticket_id', '=', ticket_id)
+          .executeTakeFirst(),
+    });
+  },
+});

@@ -1,0 +1,130 @@
+import { Type } from '@sinclair/typebox';
+import { donationPage, getPresentation, listNews, listPresentations } from '../../domain/content/library.ts';
+import { errors } from '../../http/errors.ts';
+import { strictObject } from '../schemas.ts';
+import { defineOperation } from '../types.ts';
+import { BAD_INPUT, limitField, PUBLIC_CONTENT_TOOL } from './public-tool.ts';
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const NewsInput = strictObject({ limit: limitField(50, 20) });
+export const getNews = defineOperation<typeof NewsInput.static, unknown>({
+  ...PUBLIC_CONTENT_TOOL,
+  tag: 'news',
+  id: 'newsGet',
+  summary: 'Read the community’s news links',
+  description: 'Public. Links the operator shares, newest first, each with a short Markdown note.',
+  mcpTool: 'ic_news_get',
+  input: NewsInput,
+  output: Type.Object({
+    ok: Type.Literal(true),
+    count: Type.Integer(),
+    items: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        title: Type.String(),
+        url: Type.String({ format: 'uri' }),
+        date: Type.String({ format: 'date' }),
+        note: Type.String(),
+      }),
+    ),
+  }),
+  errors: [BAD_INPUT],
+  async handler({ deps, input }) {
+    const items = await listNews(deps, input.limit ?? 20);
+    return { body: { ok: true, count: items.length, items } };
+  },
+});
+
+const PresentationSummary = {
+  number: Type.Integer(),
+  title: Type.String(),
+  date: Type.String({ format: 'date' }),
+  speaker: Nullable(Type.String()),
+  summary: Nullable(Type.String()),
+};
+
+const ListInput = strictObject({ limit: limitField(100, 20) });
+export const listPresentationsTool = defineOperation<typeof ListInput.static, unknown>({
+  ...PUBLIC_CONTENT_TOOL,
+  tag: 'presentations',
+  id: 'presentationsList',
+  summary: 'List the community’s presentations',
+  description: 'Public. Talks given at the space, highest number (newest) first.',
+  mcpTool: 'ic_presentations_list',
+  input: ListInput,
+  output: Type.Object({
+    ok: Type.Literal(true),
+    count: Type.Integer(),
+    presentations: Type.Array(Type.Object(PresentationSummary)),
+  }),
+  errors: [BAD_INPUT],
+  async handler({ deps, input }) {
+    const presentations = await listPresentations(deps, input.limit ?? 20);
+    return { body: { ok: true, count: presentations.length, presentations } };
+  },
+});
+
+const GetInput = strictObject({ number: Type.Integer({ minimum: 1, maximum: 999999 }) });
+export const getPresentationTool = defineOperation<typeof GetInput.static, unknown>({
+  ...PUBLIC_CONTENT_TOOL,
+  tag: 'presentations',
+  id: 'presentationsGet',
+  summary: 'Read one presentation',
+  description: 'Public. The talk with its links (slides, video) and notes in Markdown.',
+  mcpTool: 'ic_presentations_get',
+  input: GetInput,
+  output: Type.Object({
+    ok: Type.Literal(true),
+    presentation: Type.Object({
+      ...PresentationSummary,
+      slides_url: Nullable(Type.String({ format: 'uri' })),
+      video_url: Nullable(Type.String({ format: 'uri' })),
+      notes: Type.String(),
+    }),
+  }),
+  errors: [BAD_INPUT, { status: 404, description: 'No presentation with that number' }],
+  async handler({ deps, input }) {
+    const presentation = await getPresentation(deps, input.number);
+    if (!presentation)
+      throw errors.notFound('presentation_not_found', `There is no presentation #${input.number}.`);
+    return { body: { ok: true, presentation } };
+  },
+});
+
+const DonateInput = strictObject({});
+export const donateTool = defineOperation<typeof DonateInput.static, unknown>({
+  ...PUBLIC_CONTENT_TOOL,
+  tag: 'payments',
+  id: 'donateInfo',
+  summary: 'How to give to the community',
+  description:
+    'Public. The donation tiers and how to give, as the operator published them (`donate.md`); `ic_donations_total` is the donor wall. The service takes no payment itself yet (`payments_accepted` false). 404 until the operator publishes the page.',
+  mcpTool: 'ic_donate',
+  input: DonateInput,
+  output: Type.Object({
+    ok: Type.Literal(true),
+    title: Type.String(),
+    how_to_give: Type.String({ description: 'Markdown.' }),
+    give_url: Nullable(Type.String({ format: 'uri' })),
+    tiers: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        amount: Type.Number(),
+        currency: Type.String(),
+        per: Nullable(Type.String()),
+        description: Type.String(),
+      }),
+    ),
+    payments_accepted: Type.Boolean(),
+    donor_wall_tool: Type.Literal('ic_donations_total'),
+  }),
+  errors: [BAD_INPUT, { status: 404, description: 'No donation page published' }],
+  async handler({ deps }) {
+    const page = await donationPage(deps);
+    if (!page) throw errors.notFound('no_donation_page', 'The operator has not published how to give yet.');
+    return {
+      body: { ok: true, ...page, payments_accepted: false, donor_wall_tool: 'ic_donations_total' as const },
+    };
+  },
+});

@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox';
+import type { Deps } from '../../deps.ts';
+import { searchDirectory } from '../../domain/members/directory.ts';
+import { strictObject } from '../schemas.ts';
+import { defineOperation } from '../types.ts';
+
+const Input = strictObject({
+  q: Type.Optional(
+    Type.String({ maxLength: 200, description: 'Words to look for; empty lists every listed member.' }),
+  ),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: '1 to 50 (default 20).' })),
+});
+
+const Entry = Type.Object({
+  handle: Type.String(),
+  name: Type.String(),
+  bio: Type.String(),
+  skills: Type.String(),
+  projects: Type.String(),
+  email: Type.Optional(
+    Type.String({ description: 'Only when the member shows it and the caller’s tier is core or above.' }),
+  ),
+  tier: Type.Optional(Type.String({ description: 'Only for operators.' })),
+});
+
+const Output = Type.Object({
+  ok: Type.Boolean(),
+  results: Type.Array(Entry),
+  count: Type.Integer(),
+  query: Type.String(),
+});
+
+/** Callers at or above this tier see the email of members who chose to show it. */
+const EMAIL_TIER = 'core';
+
+function atOrAbove(deps: Deps, tier: string, floor: string): boolean {
+  return deps.tiers.has(floor) && (tier === floor || deps.tiers.isAbove(tier, floor));
+}
+
+export const searchMemberDirectory = defineOperation<typeof Input.static, typeof Output.static>({
+  id: 'searchDirectory',
+  method: 'GET',
+  path: '/api/directory/search',
+  tag: 'directory',
+  summary: 'Search the member directory',
+  description:
+    'Full-text search over the profiles members chose to list (name, handle, bio, skills, projects), best match first. Hidden members never appear. Callers on tier core or above also see the email of members who show it; operators also see each member’s tier.',
+  mcpTool: 'ic_directory_search',
+  credential: 'bearer',
+  scope: 'directory:search',
+  sandbox: 'real',
+  idempotent: false,
+  inputFrom: 'query',
+  input: Input,
+  output: Output,
+  successStatus: 200,
+  errors: [
+    { status: 400, description: 'q too long or limit out of range' },
+    { status: 401, description: 'Missing or invalid token' },
+    { status: 403, description: 'Token lacks directory:search, or the tier no longer grants it' },
+  ],
+  async handler({ input, principal, deps }) {
+    if (principal.kind !== 'bearer') throw new Error('pipeline let a non-bearer through');
+    const tier = principal.member.tier;
+    const results = await searchDirectory(deps, input.q ?? '', input.limit ?? 20, {
+      email: atOrAbove(deps, tier, EMAIL_TIER),
+      tier: deps.tiers.grants(tier, 'admin:tier_review'),
+    });
+    return { body: { ok: true, results, count: results.length, query: input.q ?? '' } };
+  },
+});

@@ -1,0 +1,65 @@
+import { Type } from '@sinclair/typebox';
+import { lookupEvent, resolveEventUrl } from '../../domain/events/events.ts';
+import { ApiError, errors } from '../../http/errors.ts';
+import { strictObject } from '../schemas.ts';
+import { defineOperation } from '../types.ts';
+import { EventSchema } from './event-schema.ts';
+
+const Input = strictObject({
+  url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'The event-platform URL.' })),
+  luma: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'Alias of url.' })),
+});
+
+const Output = Type.Object({ ok: Type.Boolean(), event: EventSchema });
+
+const answers = new WeakMap<object, string>();
+
+export const getEvent = defineOperation<{ url: string }, typeof Output.static>({
+  id: 'getEvent',
+  method: 'GET',
+  path: '/api/events/get',
+  tag: 'events',
+  summary: 'Look up one event by its event-platform URL',
+  description:
+    'Resolves an event from the upcoming-events cache. Either of the platform’s two URL host forms is accepted; the answer carries the canonical one.',
+  mcpTool: 'ic_events_get',
+  credential: 'public',
+  sandbox: 'real',
+  idempotent: false,
+  batchable: true,
+  inputFrom: 'query',
+  input: Input,
+  refineInput: (input: { url?: string; luma?: string }) => {
+    const url = input.url ?? input.luma;
+    if (url === undefined)
+      throw new ApiError(400, 'missing_url', 'validation', {
+        message: 'Pass the event-platform URL as ?url= (alias ?luma=).',
+      });
+    return { url };
+  },
+  output: Output,
+  successStatus: 200,
+  errors: [
+    { status: 400, description: 'url missing, or not on one of the event platform’s hosts' },
+    { status: 404, description: 'No such event in the cache' },
+  ],
+  async handler({ input, deps }) {
+    const hosts = deps.config.eventUrlHosts;
+    const canonical = resolveEventUrl(deps.config, input.url);
+    if (!canonical)
+      throw new ApiError(400, 'non_canonical_url', 'validation', {
+        message: `The URL must be an event page on ${hosts.join(' or ')}.`,
+        extra: { accepted_hosts: hosts },
+      });
+    const event = await lookupEvent(deps, canonical);
+    if (!event) throw errors.notFound('event_not_found', 'No upcoming event with this URL is in the cache.');
+    const body = { ok: true, event };
+    // Events of the reused upcoming list are the same objects until the list is read again.
+    let json = answers.get(event);
+    if (json === undefined) {
+      json = JSON.stringify(body);
+      answers.set(event, json);
+    }
+    return { body, json };
+  },
+});

@@ -1,0 +1,53 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+import { SQLITE_CORPUS_DDL } from './corpus-fts.ts';
+import { engineOf } from './migration-0004.ts';
+
+/**
+ * Research retrieval: documents are split into passages; the embedded engine indexes them with FTS5
+ * (external content, so the text is stored once), kept in step by triggers. PostgreSQL stores the
+ * passages only: each instance keeps its own FTS5 copy (domain/research/index.ts), so both engines
+ * rank with the same BM25.
+ */
+export const research: Migration = {
+  async up(db: Kysely<any>) {
+    const engine = await engineOf(db);
+    await db.schema.alterTable('corpus_documents').addColumn('origin', 'text').execute();
+    await db.schema.alterTable('corpus_documents').addColumn('content_hash', 'text').execute();
+    await db.schema
+      .alterTable('corpus_documents')
+      .addColumn('passage_count', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .alterTable('corpus_documents')
+      .addColumn('revision', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema.createIndex('corpus_documents_origin').on('corpus_documents').column('origin').execute();
+    // The demo's two placeholder documents had no passages; the new seed writes real ones.
+    await db.deleteFrom('corpus_documents').execute();
+
+    if (engine === 'sqlite') {
+      for (const statement of SQLITE_CORPUS_DDL) await sql.raw(statement).execute(db);
+    } else {
+      await sql`create table corpus_passages (id bigserial primary key, document_id text not null, position integer not null, source text not null, title text not null, section text not null, body text not null)`.execute(
+        db,
+      );
+    }
+    await db.schema
+      .createIndex('corpus_passages_document')
+      .on('corpus_passages')
+      .columns(['document_id', 'position'])
+      .execute();
+
+    await db.schema
+      .createTable('corpus_queue')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('url', 'text', (c) => c.notNull())
+      .addColumn('source', 'text', (c) => c.notNull())
+      .addColumn('note', 'text')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('decided_at', 'bigint')
+      .addColumn('document_id', 'text')
+      .execute();
+  },
+};
