@@ -80,16 +80,25 @@ export async function refreshLeaderboard(
   };
 }
 
+/** When the serve timer first runs the job and how often after that. */
+export interface RefreshTiming {
+  firstRunMs: number;
+  intervalMs: number;
+}
+
 /**
- * Runs the job now and every `minutes` (never two runs at once in this process). Several instances
- * each run it; a run is cheap to repeat and the last one to commit wins.
+ * Runs the job 5 s after start and every `LEADERBOARD_REFRESH_MINUTES` (never two runs at once in
+ * this process). Several instances each run it; a run is cheap to repeat and the last one to commit
+ * wins. `timing` overrides both delays (the tests use short real ones).
  */
 export function scheduleLeaderboardRefresh(
   deps: Deps,
   log: { warn(details: object, message: string): void; info(details: object, message: string): void },
+  timing?: RefreshTiming,
 ): () => void {
   const minutes = deps.config.leaderboardRefreshMinutes;
   if (minutes <= 0) return () => {};
+  const { firstRunMs, intervalMs } = timing ?? { firstRunMs: 5_000, intervalMs: minutes * 60_000 };
   let running = false;
   const run = async () => {
     if (running) return;
@@ -105,8 +114,8 @@ export function scheduleLeaderboardRefresh(
       running = false;
     }
   };
-  const first = setTimeout(run, 5_000);
-  const timer = setInterval(run, minutes * 60_000);
+  const first = setTimeout(run, firstRunMs);
+  const timer = setInterval(run, intervalMs);
   first.unref();
   timer.unref();
   return () => {
