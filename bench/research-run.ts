@@ -40,7 +40,7 @@ export async function researchBench(sizes: number[]): Promise<void> {
     console.log(
       `research ingestion: ${files.length} documents, ${passages} passages, ${Math.round(passages / seconds)} passages/s (parse, split, store and index)`,
     );
-    const quality = relevance(file);
+    const quality = await relevance(file);
     console.log(
       `research relevance (${quality.queries} labelled queries, ${quality.passages} passages, ${quality.sectionFallbacks} section labels fell back to the document): nDCG@10 ours ${quality.ours.ndcg10} vs minisearch BM25 ${quality.minisearch.ndcg10}; recall@10 ours ${quality.ours.recall10} vs minisearch ${quality.minisearch.recall10}`,
     );
@@ -50,7 +50,7 @@ export async function researchBench(sizes: number[]): Promise<void> {
       console.log(
         `research corpus replicated to ${grown.total} passages: ${grown.passagesPerSecond} passages/s indexed, ${grown.mbPerMillion} MB on disk per million passages`,
       );
-      rows.push(await askLatency(env, `${Math.round(grown.total / 1000)}k passages`));
+      rows.push(...(await askLatency(env, `${Math.round(grown.total / 1000)}k passages`)));
     }
     report(rows, rows[0]);
   } finally {

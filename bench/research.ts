@@ -1,11 +1,13 @@
 // Research retrieval: relevance against a plain BM25 baseline (minisearch) on the same passages, the
 // ingestion rate, index size, and POST /api/research/ask latency at a replicated corpus size.
 import { statSync } from 'node:fs';
+import type autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import MiniSearch from 'minisearch';
+import { PassageIndex } from '../src/domain/research/passage-index.ts';
 import { retrieve } from '../src/domain/research/search.ts';
 import { LABELLED_QUERIES, type LabelledQuery } from './research-queries.ts';
-import { cli, type Figures, load, startProcess } from './support.ts';
+import { CONNECTIONS, cli, type Figures, load, residentMb, startProcess } from './support.ts';
 
 interface PassageRow {
   id: number;
@@ -46,7 +48,7 @@ function recallAt10(ranked: string[], relevant: Set<string>): number {
   return found / Math.min(10, relevant.size);
 }
 
-export function relevance(databaseFile: string) {
+export async function relevance(databaseFile: string) {
   const db = new SQLite(databaseFile, { readonly: true });
   const passages = db
     .prepare(
@@ -59,6 +61,7 @@ export function relevance(databaseFile: string) {
     storeFields: ['source'],
   });
   baseline.addAll(passages.map((p) => ({ ...p, key: `${p.document_id}#${p.position}` })));
+  const index = await PassageIndex.build(db);
   const totals = { ours: { ndcg: 0, recall: 0 }, baseline: { ndcg: 0, recall: 0 } };
   let fallbacks = 0;
   for (const query of LABELLED_QUERIES) {
@@ -70,7 +73,7 @@ export function relevance(databaseFile: string) {
       )
     )
       fallbacks++;
-    const ours = retrieve(db, query.q, 10, query.sources).map((r) => r.result.id);
+    const ours = retrieve(index, db, query.q, 10, query.sources).map((r) => r.result.id);
     const theirs = baseline
       .search(query.q, { filter: (r) => query.sources.includes(r.source) })
       .slice(0, 10)
@@ -109,8 +112,13 @@ export function replicate(databaseFile: string, target: number) {
   db.pragma('wal_checkpoint(TRUNCATE)');
   const before = fileBytes(databaseFile);
   const count = () => Number(db.prepare('select count(*) from corpus_passages').pluck().get());
-  const base = count();
+  const base = Number(
+    db.prepare("select count(*) from corpus_passages where document_id not like '%:%'").pluck().get(),
+  );
+  const existing = count();
   const started = Date.now();
+  // Copies already made by an earlier, smaller size go on being used; new ones are numbered after them.
+  const made = Math.ceil(existing / base) - 1;
   const copies = Math.ceil(target / base) - 1;
   const addDocs = db.prepare(
     "insert into corpus_documents (id, source, title, authors, year, url, body, added_at, origin, content_hash, passage_count, revision) select id || ':' || ?, source, title, authors, year, url, '', added_at, null, null, passage_count, 1 from corpus_documents where id not like '%:%'",
@@ -118,7 +126,7 @@ export function replicate(databaseFile: string, target: number) {
   const addPassages = db.prepare(
     "insert into corpus_passages (document_id, position, source, title, section, body) select document_id || ':' || ?, position, source, title, section, body from corpus_passages where document_id not like '%:%' limit ?",
   );
-  for (let copy = 1; copy <= copies; copy++) {
+  for (let copy = made + 1; copy <= copies; copy++) {
     db.transaction(() => {
       addDocs.run(copy);
       addPassages.run(copy, Math.min(base, target - count()));
@@ -128,18 +136,18 @@ export function replicate(databaseFile: string, target: number) {
   db.pragma('wal_checkpoint(TRUNCATE)');
   const total = count();
   const seconds = (Date.now() - started) / 1000;
-  const bytesPerMillion = Math.round(((fileBytes(databaseFile) - before) / (total - base)) * 1_000_000);
+  const bytesPerMillion = Math.round(((fileBytes(databaseFile) - before) / (total - existing)) * 1_000_000);
   db.close();
   return {
     total,
     seconds,
-    passagesPerSecond: Math.round((total - base) / seconds),
+    passagesPerSecond: Math.round((total - existing) / seconds),
     mbPerMillion: Math.round(bytesPerMillion / 1e6),
   };
 }
 
 /** Latency of POST /api/research/ask (no synthesis), the labelled queries in turn. */
-export async function askLatency(env: Record<string, string>, label: string): Promise<Figures> {
+export async function askLatency(env: Record<string, string>, label: string): Promise<Figures[]> {
   const member = JSON.parse(
     cli(
       [
@@ -162,6 +170,7 @@ export async function askLatency(env: Record<string, string>, label: string): Pr
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
   try {
     const bodies = LABELLED_QUERIES.map((q) => JSON.stringify({ q: q.q, sources: q.sources }));
+    const asked = Date.now();
     const check = await fetch(`${server.url}/api/research/ask`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -170,17 +179,27 @@ export async function askLatency(env: Record<string, string>, label: string): Pr
     const text = await check.text();
     if (check.status !== 200 || !text.includes('"results":[{'))
       throw new Error(`research ask: ${check.status} ${text.slice(0, 200)}`);
-    let next = 0;
-    return await load(
-      `POST /api/research/ask, ${label}`,
-      {
-        url: `${server.url}/api/research/ask`,
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        requests: [{ setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }) }],
-      },
-      server.child.pid,
+    console.log(
+      `research index at ${label}: first answer ${((Date.now() - asked) / 1000).toFixed(1)} s after the server listened (the index is built at start), server resident ${residentMb(server.child.pid ?? 0)} MB`,
     );
+    let next = 0;
+    const options = (connections: number): autocannon.Options => ({
+      url: `${server.url}/api/research/ask`,
+      method: 'POST',
+      connections,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      requests: [{ setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }) }],
+    });
+    // Latency is what one client waiting for each answer sees; throughput is measured under the
+    // benchmark's usual 50 connections, where a request's time is mostly its wait in the queue.
+    return [
+      await load(`POST /api/research/ask, ${label}, 1 client`, options(1), server.child.pid),
+      await load(
+        `POST /api/research/ask, ${label}, ${CONNECTIONS} connections`,
+        options(CONNECTIONS),
+        server.child.pid,
+      ),
+    ];
   } finally {
     await server.stop();
   }

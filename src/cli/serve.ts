@@ -15,6 +15,8 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   process.stdout.write(
     `agent-commons listening on http://${config.host}:${port} (public URL ${config.publicUrl}; database ${deps.database.engine} ${deps.database.location})\n`,
   );
+  // The research index is built in the background now rather than at the first question.
+  deps.corpus.warm();
   const stopScheduler = startScheduler(deps, app.log, { workers: config.runWorkers });
   const stopLeaderboard = scheduleLeaderboardRefresh(deps, app.log);
   const stop = async () => {

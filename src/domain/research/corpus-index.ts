@@ -5,25 +5,96 @@ import SQLite from 'better-sqlite3';
 import { SQLITE_CORPUS_DDL } from '../../storage/corpus-fts.ts';
 import type { Database } from '../../storage/database.ts';
 import { GENERATION_KEY } from './corpus.ts';
+import { PassageIndex } from './passage-index.ts';
 
-/** Where retrieval reads: an SQLite database holding corpus_passages, corpus_fts and corpus_documents. */
+/** What a search reads: the in-memory index and the database holding the passages it points to. */
+export interface CorpusSearcher {
+  db: SQLite.Database;
+  index: PassageIndex;
+}
+
 export interface CorpusIndex {
-  reader(): Promise<SQLite.Database>;
+  searcher(): Promise<CorpusSearcher>;
+  /** Starts building the index now rather than at the first search. */
+  warm(): void;
+  close(): void;
+}
+
+/** Where the passages live, and the generation that every corpus change bumps. */
+interface PassageStore {
+  generation(): Promise<string>;
+  /** The SQLite database holding the passages of that generation. */
+  reader(generation: string): Promise<SQLite.Database>;
   close(): void;
 }
 
 /**
- * The embedded engine searches its own tables. On PostgreSQL each instance keeps an FTS5 copy of the
- * corpus in a temporary file and brings it up to date before a search whenever the corpus generation
- * moved (one indexed read per search). Measured against ts_rank, this keeps BM25 ranking identical on
- * both engines (docs/research.md).
+ * A search waits for a rebuild when the last build took less than this; past it, searches answer from
+ * the previous generation's index while the new one is built, rather than stalling for seconds.
+ */
+const WAIT_FOR_REBUILD_MS = 1_000;
+
+/**
+ * Each instance keeps the research index in memory and rebuilds it whenever the corpus generation
+ * moved (one indexed read per search tells). The embedded engine reads its own tables; on PostgreSQL
+ * each instance first brings a local SQLite copy of the passages up to date.
  */
 export function openCorpusIndex(database: Database): CorpusIndex {
-  if (database.sqlite) {
-    const sqlite = database.sqlite;
-    return { reader: async () => sqlite, close: () => {} };
+  return new IndexedCorpus(
+    database.sqlite ? new EmbeddedPassages(database.sqlite) : new PostgresCorpusCopy(database),
+  );
+}
+
+class IndexedCorpus implements CorpusIndex {
+  private current: { generation: string; searcher: CorpusSearcher } | undefined;
+  private rebuilding: Promise<CorpusSearcher> | undefined;
+
+  constructor(private readonly store: PassageStore) {}
+
+  async searcher(): Promise<CorpusSearcher> {
+    const generation = await this.store.generation();
+    const current = this.current;
+    if (current?.generation === generation) return current.searcher;
+    // Concurrent searches share one rebuild.
+    this.rebuilding ??= this.rebuild(generation).finally(() => {
+      this.rebuilding = undefined;
+    });
+    if (current && current.searcher.index.buildMs > WAIT_FOR_REBUILD_MS) return current.searcher;
+    return this.rebuilding;
   }
-  return new PostgresCorpusCopy(database);
+
+  warm(): void {
+    this.searcher().catch(() => {});
+  }
+
+  private async rebuild(generation: string): Promise<CorpusSearcher> {
+    const db = await this.store.reader(generation);
+    const searcher = { db, index: await PassageIndex.build(db) };
+    this.current = { generation, searcher };
+    return searcher;
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
+
+class EmbeddedPassages implements PassageStore {
+  private read: SQLite.Statement | undefined;
+
+  constructor(private readonly sqlite: SQLite.Database) {}
+
+  async generation(): Promise<string> {
+    // Prepared at first use: the settings table exists only once the migrations have run.
+    this.read ??= this.sqlite.prepare('select value from settings where key = ?').pluck();
+    return String(this.read.get(GENERATION_KEY) ?? '0');
+  }
+
+  async reader(): Promise<SQLite.Database> {
+    return this.sqlite;
+  }
+
+  close(): void {}
 }
 
 const COPY_DDL = [
@@ -31,10 +102,11 @@ const COPY_DDL = [
   'create table corpus_documents (id text primary key, source text not null, title text not null, authors text not null, year integer, url text, revision integer not null)',
 ];
 
-class PostgresCorpusCopy implements CorpusIndex {
+/** A local SQLite copy of the passages, brought up to date from PostgreSQL document by document. */
+class PostgresCorpusCopy implements PassageStore {
   private readonly dir = mkdtempSync(join(tmpdir(), 'agent-commons-corpus-'));
   private readonly local: SQLite.Database;
-  private generation: string | undefined;
+  private copied: string | undefined;
   private syncing: Promise<void> | undefined;
 
   constructor(private readonly database: Database) {
@@ -44,14 +116,17 @@ class PostgresCorpusCopy implements CorpusIndex {
     for (const statement of COPY_DDL) this.local.exec(statement);
   }
 
-  async reader(): Promise<SQLite.Database> {
+  async generation(): Promise<string> {
     const row = await this.database.db
       .selectFrom('settings')
       .select('value')
       .where('key', '=', GENERATION_KEY)
       .executeTakeFirst();
-    const generation = row?.value ?? '0';
-    if (generation !== this.generation) {
+    return row?.value ?? '0';
+  }
+
+  async reader(generation: string): Promise<SQLite.Database> {
+    if (generation !== this.copied) {
       // Concurrent searches share one catch-up rather than each running their own.
       this.syncing ??= this.catchUp(generation).finally(() => {
         this.syncing = undefined;
@@ -105,7 +180,7 @@ class PostgresCorpusCopy implements CorpusIndex {
           addPassage.run(Number(p.id), p.document_id, p.position, p.source, p.title, p.section, p.body);
       })();
     }
-    this.generation = generation;
+    this.copied = generation;
   }
 
   close(): void {

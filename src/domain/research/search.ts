@@ -1,6 +1,8 @@
 import type SQLite from 'better-sqlite3';
 import type { Source } from './document.ts';
+import type { PassageIndex } from './passage-index.ts';
 import { queryTerms } from './query-terms.ts';
+import { forEachTerm, termsOfWords } from './tokenizer.ts';
 
 export interface ResearchResult {
   /** `<document id>#<passage position>`: stable while the document is unchanged. */
@@ -23,51 +25,79 @@ export interface RetrievedPassage {
   text: string;
 }
 
-/** BM25 weights of the indexed columns: title, section, body, source (a filter only). */
-export const COLUMN_WEIGHTS = [1, 2, 1, 0] as const;
 const SNIPPET_TOKENS = 32;
+/** How many words before the first match a snippet starts, for context. */
+const SNIPPET_LEAD = 3;
 
-const statements = new WeakMap<SQLite.Database, { rank: SQLite.Statement; details: SQLite.Statement }>();
+const detailStatements = new WeakMap<SQLite.Database, SQLite.Statement>();
 
-function prepared(db: SQLite.Database) {
-  let found = statements.get(db);
+function detailsOf(db: SQLite.Database): SQLite.Statement {
+  let found = detailStatements.get(db);
   if (!found) {
-    found = {
-      // ORDER BY rank lets FTS5 sort inside the index and hand back only the top k, so the snippet is
-      // built for those rows alone.
-      rank: db.prepare(
-        `select rowid as id, rank, snippet(corpus_fts, 2, '<mark>', '</mark>', '…', ${SNIPPET_TOKENS}) as snippet from corpus_fts where corpus_fts match ? and rank match 'bm25(${COLUMN_WEIGHTS.join(', ')})' order by rank limit ?`,
-      ),
-      details: db.prepare(
-        'select p.document_id, p.position, p.title, p.section, p.source, p.body, d.authors, d.year, d.url from corpus_passages p join corpus_documents d on d.id = p.document_id where p.id = ?',
-      ),
-    };
-    statements.set(db, found);
+    found = db.prepare(
+      'select p.document_id, p.position, p.title, p.section, p.source, p.body, d.authors, d.year, d.url from corpus_passages p join corpus_documents d on d.id = p.document_id where p.id = ?',
+    );
+    detailStatements.set(db, found);
   }
   return found;
 }
 
-/** The FTS5 expression: any of the words in title, section or body, restricted to the sources asked for. */
-export function matchExpression(terms: string[], sources: readonly Source[]): string {
-  const words = terms.map((t) => `"${t}"`).join(' OR ');
-  const filter = sources.map((s) => `"${s}"`).join(' OR ');
-  return `{title section body} : (${words}) AND source : (${filter})`;
+/**
+ * The stretch of `text` of at most 32 words that holds the most distinct query terms (then the most
+ * matches), each match wrapped in <mark>…</mark>, with "…" where the text goes on.
+ */
+export function snippetOf(text: string, terms: ReadonlySet<string>): string {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const matched: (string | null)[] = [];
+  forEachTerm(text, (term, start, end) => {
+    starts.push(start);
+    ends.push(end);
+    matched.push(terms.has(term) ? term : null);
+  });
+  const words = starts.length;
+  let first = 0;
+  if (words > SNIPPET_TOKENS) {
+    let best = { distinct: -1, hits: -1 };
+    for (let hit = 0; hit < words; hit++) {
+      if (matched[hit] === null) continue;
+      const from = Math.max(0, Math.min(hit - SNIPPET_LEAD, words - SNIPPET_TOKENS));
+      const inWindow = matched.slice(from, from + SNIPPET_TOKENS).filter((m) => m !== null);
+      const distinct = new Set(inWindow).size;
+      if (distinct > best.distinct || (distinct === best.distinct && inWindow.length > best.hits)) {
+        best = { distinct, hits: inWindow.length };
+        first = from;
+      }
+    }
+  }
+  const last = Math.min(words, first + SNIPPET_TOKENS) - 1;
+  const from = first === 0 ? 0 : starts[first];
+  const to = last === words - 1 || words === 0 ? text.length : ends[last];
+  let out = first === 0 ? '' : '…';
+  let at = from;
+  for (let word = first; word <= last; word++) {
+    if (matched[word] === null) continue;
+    out += `${text.slice(at, starts[word])}<mark>${text.slice(starts[word], ends[word])}</mark>`;
+    at = ends[word];
+  }
+  out += text.slice(at, to);
+  return to < text.length ? `${out}…` : out;
 }
 
-/** The k best passages for the query by BM25 (FTS5), restricted to the given sources. */
+/** The k best passages for the query by BM25, restricted to the given sources. */
 export function retrieve(
+  index: PassageIndex,
   db: SQLite.Database,
   query: string,
   k: number,
   sources: readonly Source[],
 ): RetrievedPassage[] {
-  const terms = queryTerms(query);
+  const terms = termsOfWords(queryTerms(query));
   if (terms.length === 0 || sources.length === 0) return [];
-  const expression = matchExpression(terms, sources);
-  const { rank, details } = prepared(db);
-  const ranked = rank.all(expression, k) as { id: number; rank: number; snippet: string }[];
-  return ranked.flatMap(({ id, rank: bm25, snippet }) => {
-    const row = details.get(id) as
+  const termSet = new Set(terms);
+  const details = detailsOf(db);
+  return index.search(terms, k, sources).flatMap(({ passageId, score }) => {
+    const row = details.get(passageId) as
       | {
           document_id: string;
           position: number;
@@ -92,8 +122,8 @@ export function retrieve(
           year: row.year === null ? null : Number(row.year),
           url: row.url,
           section: row.section,
-          snippet,
-          score: Math.round(-bm25 * 1000) / 1000,
+          snippet: snippetOf(row.body, termSet),
+          score: Math.round(score * 1000) / 1000,
         },
       },
     ];

@@ -141,7 +141,8 @@ export const researchAsk = defineOperation<AskInput, typeof Output.static>({
   async handler({ input, deps }) {
     const k = input.k ?? DEFAULT_K;
     const sources: Source[] = input.sources ?? ['paper'];
-    const passages = retrieve(await deps.corpus.reader(), input.q, k, sources);
+    const { index, db } = await deps.corpus.searcher();
+    const passages = retrieve(index, db, input.q, k, sources);
     const results = passages.map((p) => p.result);
     if (!input.synthesize) return { body: { results, via: 'index' } };
     const model = modelClassOf(deps, input.model ?? 'small');

@@ -1,0 +1,227 @@
+import type SQLite from 'better-sqlite3';
+import { SOURCES, type Source } from './document.ts';
+import { forEachTerm } from './tokenizer.ts';
+
+/** BM25 weights of the ranked fields: a word in a section heading counts twice. */
+export const FIELD_WEIGHTS = { title: 1, section: 2, body: 1 } as const;
+const K1 = 1.2;
+const B = 0.75;
+const MAX_TF = 65_535;
+/** Passages read per slice while building. */
+const BUILD_SLICE = 2_000;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export interface Hit {
+  /** corpus_passages.id */
+  passageId: number;
+  /** BM25: higher is better, comparable within one search. */
+  score: number;
+}
+
+/** A typed array that grows by doubling: the index holds tens of millions of postings. */
+class GrowableInt32 {
+  values = new Int32Array(1 << 16);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.values.length) {
+      const larger = new Int32Array(this.values.length * 2);
+      larger.set(this.values);
+      this.values = larger;
+    }
+    this.values[this.length++] = value;
+  }
+}
+
+/**
+ * The research index: an in-memory inverted index of every passage, built from the stored passages
+ * and ranked with BM25 over title, section and body. Postings are kept per term in passage order in
+ * two flat arrays, so a search is a tight loop over the postings of the query's terms (a few million
+ * additions at a million passages), with no allocation and no I/O.
+ */
+export class PassageIndex {
+  private readonly accumulator: Float64Array;
+  private readonly touched: Int32Array;
+
+  private constructor(
+    private readonly termIds: Map<string, number>,
+    /** Where each term's postings start in `postingPassages`; the term's end is the next term's start. */
+    private readonly termStarts: Uint32Array,
+    private readonly postingPassages: Int32Array,
+    private readonly postingFrequencies: Uint16Array,
+    /** Per passage (dense position): its row id, its source bit, and its BM25 length normalisation. */
+    private readonly passageIds: Float64Array,
+    private readonly passageSources: Uint8Array,
+    private readonly lengthNorms: Float32Array,
+    readonly buildMs: number,
+  ) {
+    this.accumulator = new Float64Array(passageIds.length);
+    this.touched = new Int32Array(passageIds.length);
+  }
+
+  get size(): number {
+    return this.passageIds.length;
+  }
+
+  /**
+   * Reads every stored passage once, a slice at a time with a turn of the event loop between slices,
+   * so requests keep being served while a large corpus is indexed.
+   */
+  static async build(db: SQLite.Database): Promise<PassageIndex> {
+    const started = performance.now();
+    const termIds = new Map<string, number>();
+    const passageIds: number[] = [];
+    const sources: number[] = [];
+    const lengths: number[] = [];
+    // Per passage, its distinct terms and weighted frequencies, one after the other.
+    const pairTerms = new GrowableInt32();
+    const pairFrequencies = new GrowableInt32();
+    const pairStarts: number[] = [];
+    let documentFrequencies = new Uint32Array(1 << 14);
+    let scratch = new Uint32Array(1 << 14);
+    const seen: number[] = [];
+    let totalLength = 0;
+    let length = 0;
+
+    const count = (weight: number) => (term: string) => {
+      let id = termIds.get(term);
+      if (id === undefined) {
+        id = termIds.size;
+        termIds.set(term, id);
+        if (id === scratch.length) {
+          const grownScratch = new Uint32Array(scratch.length * 2);
+          grownScratch.set(scratch);
+          scratch = grownScratch;
+          const grownFrequencies = new Uint32Array(scratch.length);
+          grownFrequencies.set(documentFrequencies);
+          documentFrequencies = grownFrequencies;
+        }
+      }
+      if (scratch[id] === 0) seen.push(id);
+      scratch[id] += weight;
+      length++;
+    };
+    const inTitle = count(FIELD_WEIGHTS.title);
+    const inSection = count(FIELD_WEIGHTS.section);
+    const inBody = count(FIELD_WEIGHTS.body);
+
+    const slice = db
+      .prepare(
+        'select id, source, title, section, body from corpus_passages where id > ? order by id limit ?',
+      )
+      .raw();
+    for (let after = -1; ; ) {
+      const rows = slice.all(after, BUILD_SLICE) as [number, string, string, string, string][];
+      if (rows.length === 0) break;
+      after = Number(rows[rows.length - 1][0]);
+      for (const [id, source, title, section, body] of rows) addPassage(id, source, title, section, body);
+      await nextTurn();
+    }
+    function addPassage(id: number, source: string, title: string, section: string, body: string) {
+      length = 0;
+      forEachTerm(title, inTitle);
+      forEachTerm(section, inSection);
+      forEachTerm(body, inBody);
+      pairStarts.push(pairTerms.length);
+      for (const term of seen) {
+        pairTerms.push(term);
+        pairFrequencies.push(Math.min(scratch[term], MAX_TF));
+        documentFrequencies[term]++;
+        scratch[term] = 0;
+      }
+      seen.length = 0;
+      passageIds.push(Number(id));
+      sources.push(sourceBit(source));
+      lengths.push(length);
+      totalLength += length;
+    }
+    pairStarts.push(pairTerms.length);
+
+    const termCount = termIds.size;
+    const termStarts = new Uint32Array(termCount + 1);
+    for (let t = 0; t < termCount; t++) termStarts[t + 1] = termStarts[t] + documentFrequencies[t];
+    const postingPassages = new Int32Array(pairTerms.length);
+    const postingFrequencies = new Uint16Array(pairTerms.length);
+    const cursor = termStarts.slice(0, termCount);
+    for (let passage = 0; passage < passageIds.length; passage++) {
+      if (passage % (BUILD_SLICE * 20) === 0) await nextTurn();
+      for (let pair = pairStarts[passage]; pair < pairStarts[passage + 1]; pair++) {
+        const term = pairTerms.values[pair];
+        const at = cursor[term]++;
+        postingPassages[at] = passage;
+        postingFrequencies[at] = pairFrequencies.values[pair];
+      }
+    }
+    const averageLength = passageIds.length > 0 ? totalLength / passageIds.length : 1;
+    const lengthNorms = Float32Array.from(lengths, (l) => K1 * (1 - B + (B * l) / (averageLength || 1)));
+    return new PassageIndex(
+      termIds,
+      termStarts,
+      postingPassages,
+      postingFrequencies,
+      Float64Array.from(passageIds),
+      Uint8Array.from(sources),
+      lengthNorms,
+      performance.now() - started,
+    );
+  }
+
+  /**
+   * The k best passages for the terms (any of them; more, rarer and more frequent terms score higher),
+   * restricted to the sources. Ties keep passage order.
+   */
+  search(terms: readonly string[], k: number, allowed: readonly Source[]): Hit[] {
+    const passages = this.passageIds.length;
+    let mask = 0;
+    for (const source of allowed) mask |= sourceBit(source);
+    const { accumulator, touched, postingPassages, postingFrequencies, lengthNorms, passageSources } = this;
+    let touchedCount = 0;
+    for (const term of new Set(terms)) {
+      const id = this.termIds.get(term);
+      if (id === undefined) continue;
+      const start = this.termStarts[id];
+      const end = this.termStarts[id + 1];
+      const documentFrequency = end - start;
+      let idf = Math.log((passages - documentFrequency + 0.5) / (documentFrequency + 0.5));
+      if (idf <= 0) idf = 1e-6;
+      const scale = idf * (K1 + 1);
+      for (let at = start; at < end; at++) {
+        const passage = postingPassages[at];
+        if ((passageSources[passage] & mask) === 0) continue;
+        const frequency = postingFrequencies[at];
+        if (accumulator[passage] === 0) touched[touchedCount++] = passage;
+        accumulator[passage] += (scale * frequency) / (frequency + lengthNorms[passage]);
+      }
+    }
+    // Top k by insertion into a short sorted list; every touched slot is cleared for the next search.
+    const bestPassages: number[] = [];
+    const bestScores: number[] = [];
+    for (let i = 0; i < touchedCount; i++) {
+      const passage = touched[i];
+      const score = accumulator[passage];
+      accumulator[passage] = 0;
+      const full = bestScores.length === k;
+      if (full && !beats(score, passage, bestScores[k - 1], bestPassages[k - 1])) continue;
+      let at = full ? k - 1 : bestScores.length;
+      while (at > 0 && beats(score, passage, bestScores[at - 1], bestPassages[at - 1])) {
+        if (at < k) {
+          bestScores[at] = bestScores[at - 1];
+          bestPassages[at] = bestPassages[at - 1];
+        }
+        at--;
+      }
+      bestScores[at] = score;
+      bestPassages[at] = passage;
+    }
+    return bestPassages.map((passage, i) => ({ passageId: this.passageIds[passage], score: bestScores[i] }));
+  }
+}
+
+function beats(score: number, passage: number, otherScore: number, otherPassage: number): boolean {
+  return score > otherScore || (score === otherScore && passage < otherPassage);
+}
+
+function sourceBit(source: string): number {
+  const at = SOURCES.indexOf(source as Source);
+  return at < 0 ? 0 : 1 << at;
+}
