@@ -1,8 +1,20 @@
 // Baseline: the smallest useful node:http JSON server.
+// Its /upcoming path sends (f)'s answer and headers: the floor of node:http alone for that payload.
 import { createServer } from 'node:http';
+import { headers, upcoming } from './floor-payloads.mjs';
 
 const body = JSON.stringify({ hello: 'world' });
-createServer((_request, response) => {
+const upcomingHeaders = {
+  ...headers,
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': Buffer.byteLength(upcoming),
+};
+createServer((request, response) => {
+  if (request.url === '/upcoming') {
+    response.writeHead(200, upcomingHeaders);
+    response.end(upcoming);
+    return;
+  }
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   response.end(body);
 }).listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\n'));

@@ -84,6 +84,11 @@ const rows: Figures[] = [];
 try {
   const hello = await startProcess(['bench/hello-server.mjs'], {}, '/');
   rows.push(await load('(a) node:http hello world', { url: `${hello.url}/` }, hello.child.pid));
+  const upcomingNodeFloor = await load(
+    "(f'') node:http, same reply as (f), no work",
+    { url: `${hello.url}/upcoming` },
+    hello.child.pid,
+  );
   await hello.stop();
   const floor = await startProcess(['bench/fastify-floor.mjs'], {}, '/');
   const floorFigures = await load(
@@ -195,7 +200,7 @@ try {
   const rssAfter = residentMb(server.child.pid!);
   await server.stop();
 
-  report([rows[0], floorFigures, ...rows.slice(1), upcomingFloor], rows[0]);
+  report([rows[0], floorFigures, ...rows.slice(1), upcomingFloor, upcomingNodeFloor], rows[0]);
   const [a, b, , d, restRead, mcpRead, a2aRead] = rows;
   console.log(`resident memory of the service: ${rssAtStart} MB after start, ${rssAfter} MB after the run`);
   console.log(

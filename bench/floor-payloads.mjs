@@ -1,0 +1,27 @@
+// The answers the calibration servers send: the size and headers of setup-check's and of (f)'s.
+export const headers = {
+  'ratelimit-policy': '"token";q=1200;w=60',
+  ratelimit: '"token";r=1199;t=45',
+  'ratelimit-limit': '1200',
+  'ratelimit-remaining': '1199',
+  'ratelimit-reset': '45',
+  'x-request-id': '6f1c2f64-5b0e-4d7e-9a51-0d7c9a1b2c3d',
+  'x-content-type-options': 'nosniff',
+};
+// The size of scenario (f)'s answer: twenty upcoming events, already serialized.
+const start = Date.parse('2026-12-01T18:00:00Z');
+export const upcoming = JSON.stringify({
+  ok: true,
+  events: Array.from({ length: 20 }, (_, i) => ({
+    platform_url: `https://lu.ma/bench-${i}`,
+    title: `Bench event ${i}`,
+    start: new Date(start + i * 86_400_000).toISOString(),
+    end: new Date(start + i * 86_400_000 + 7_200_000).toISOString(),
+    location: 'Main hall',
+    cover_url: null,
+    description: 'An event in the benchmark’s cache.',
+  })),
+  count: 20,
+  age_min: 0,
+  stale: false,
+});
