@@ -1,6 +1,6 @@
 // npm run bench:research — research retrieval alone: ingestion of the real corpus, relevance against
-// minisearch, and ask latency at RESEARCH_BENCH_SIZES passages (default 100k and 1M; the 1M build
-// takes a few minutes). npm run bench runs the same at 100k only.
+// minisearch, and ask latency at RESEARCH_BENCH_SIZES passages (default 100k and 1M; the 1M copy
+// takes about a minute). npm run bench ends with the same.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

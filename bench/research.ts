@@ -132,7 +132,6 @@ export function replicate(databaseFile: string, target: number) {
       addPassages.run(copy, Math.min(base, target - count()));
     })();
   }
-  db.exec("insert into corpus_fts (corpus_fts) values ('optimize')");
   db.pragma('wal_checkpoint(TRUNCATE)');
   const total = count();
   const seconds = (Date.now() - started) / 1000;

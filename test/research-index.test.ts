@@ -4,10 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
+import { reindex, removeDocument } from '../src/domain/research/corpus.ts';
 import { PassageIndex } from '../src/domain/research/passage-index.ts';
 import { retrieve, snippetOf } from '../src/domain/research/search.ts';
 import { termOf } from '../src/domain/research/tokenizer.ts';
-import { SQLITE_CORPUS_DDL } from '../src/storage/corpus-fts.ts';
+import { SQLITE_PASSAGES_TABLE } from '../src/storage/corpus-passages.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { engines } from './helpers/databases.ts';
+import { add, tempDir, writeFile } from './support/research-corpus.ts';
 
 interface Passage {
   source: 'paper' | 'book';
@@ -49,7 +53,7 @@ describe('research index', () => {
   let index: PassageIndex;
 
   before(async () => {
-    for (const statement of SQLITE_CORPUS_DDL) db.exec(statement);
+    db.exec(SQLITE_PASSAGES_TABLE);
     db.exec(
       'create table corpus_documents (id text primary key, source text not null, title text not null, authors text not null, year integer, url text)',
     );
@@ -128,7 +132,7 @@ describe('research index', () => {
 
   test('equal scores keep the order the passages were stored in', async () => {
     const twins = new SQLite(join(dir, 'twins.db'));
-    for (const statement of SQLITE_CORPUS_DDL) twins.exec(statement);
+    twins.exec(SQLITE_PASSAGES_TABLE);
     const add = twins.prepare(
       "insert into corpus_passages (document_id, position, source, title, section, body) values (?, 0, 'paper', 'Same', 'Same', 'identical words here')",
     );
@@ -154,3 +158,50 @@ describe('research index', () => {
     assert.equal(snippetOf(short, new Set([termOf('lens')])), short);
   });
 });
+
+for (const engine of engines) {
+  describe(`research index across instances (${engine.name})`, { skip: engine.skip }, () => {
+    let first: TestApp;
+    let second: TestApp;
+    let token: string;
+    const dir = tempDir();
+    before(async () => {
+      first = await startTestApp({ engine: engine.name });
+      second = await startTestApp({ database: first.database });
+      token = await first.token(await first.member('resident'), ['research:query']);
+    });
+    after(async () => {
+      await second?.close();
+      await first?.close();
+    });
+    const ask = (app: TestApp, q: string) =>
+      app.call('POST', '/api/research/ask', { token, body: { q, sources: ['paper'] } });
+    const titles = (response: { body: { results: { title: string }[] } }) =>
+      response.body.results.map((r) => r.title);
+
+    test('a document added, changed or removed through one instance is answered by the other at its next search', async () => {
+      assert.deepEqual(titles(await ask(second, 'kelp')), []);
+      const file = writeFile(dir, 'kelp.md', '# Kelp forests\n\nGiant kelp grows half a metre a day.\n');
+      await add(first.deps, file, { source: 'paper' });
+      assert.deepEqual(titles(await ask(second, 'kelp')), ['Kelp forests']);
+      assert.deepEqual(titles(await ask(first, 'kelp')), ['Kelp forests']);
+
+      writeFile(dir, 'kelp.md', '# Kelp forests\n\nSea otters keep the urchins in check.\n');
+      await add(first.deps, file, { source: 'paper' });
+      assert.deepEqual(titles(await ask(second, 'kelp')), ['Kelp forests'], 'the title still matches');
+      assert.deepEqual(titles(await ask(second, 'metre')), [], 'the old text is gone');
+      const otters = await ask(second, 'otters');
+      assert.match(otters.body.results[0].snippet, /<mark>otters<\/mark>/);
+
+      // A reindex leaves the answers as they were, rebuilt from the stored passages.
+      assert.equal(await reindex(first.deps), 1);
+      assert.deepEqual(titles(await ask(second, 'otters')), ['Kelp forests']);
+
+      assert.equal(await removeDocument(first.deps, file), true);
+      assert.deepEqual(titles(await ask(second, 'otters')), []);
+      assert.deepEqual(titles(await ask(first, 'otters')), []);
+      const stored = await second.deps.db.selectFrom('corpus_passages').select('id').execute();
+      assert.deepEqual(stored, []);
+    });
+  });
+}

@@ -109,7 +109,7 @@ export function registerCorpusCommands(program: Command): void {
     );
   corpus
     .command('reindex')
-    .description('rebuild the full-text index from the stored passages')
+    .description('make every instance rebuild its search index from the stored passages')
     .action(() =>
       withDeps(async (deps) => {
         process.stdout.write(`reindexed ${await reindex(deps)} passages\n`);

@@ -1,12 +1,11 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { SQLITE_CORPUS_DDL } from './corpus-fts.ts';
+import { SQLITE_PASSAGES_TABLE } from './corpus-passages.ts';
 import { engineOf } from './migration-0004.ts';
 
 /**
- * Research retrieval: documents are split into passages; the embedded engine indexes them with FTS5
- * (external content, so the text is stored once), kept in step by triggers. PostgreSQL stores the
- * passages only: each instance keeps its own FTS5 copy (domain/research/index.ts), so both engines
- * rank with the same BM25.
+ * Research retrieval: documents are split into passages, stored on both engines. Each instance ranks
+ * them from its own in-memory index (domain/research/passage-index.ts), so no full-text index is
+ * kept in the database.
  */
 export const research: Migration = {
   async up(db: Kysely<any>) {
@@ -26,7 +25,7 @@ export const research: Migration = {
     await db.deleteFrom('corpus_documents').execute();
 
     if (engine === 'sqlite') {
-      for (const statement of SQLITE_CORPUS_DDL) await sql.raw(statement).execute(db);
+      await sql.raw(SQLITE_PASSAGES_TABLE).execute(db);
     } else {
       await sql`create table corpus_passages (id bigserial primary key, document_id text not null, position integer not null, source text not null, title text not null, section text not null, body text not null)`.execute(
         db,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { SQLITE_CORPUS_DDL } from '../../storage/corpus-fts.ts';
+import { SQLITE_PASSAGES_TABLE } from '../../storage/corpus-passages.ts';
 import type { Database } from '../../storage/database.ts';
 import { GENERATION_KEY } from './corpus.ts';
 import { PassageIndex } from './passage-index.ts';
@@ -98,7 +98,7 @@ class EmbeddedPassages implements PassageStore {
 }
 
 const COPY_DDL = [
-  ...SQLITE_CORPUS_DDL,
+  SQLITE_PASSAGES_TABLE,
   'create table corpus_documents (id text primary key, source text not null, title text not null, authors text not null, year integer, url text, revision integer not null)',
 ];
 

@@ -153,14 +153,10 @@ export async function removeDocument(deps: Deps, idOrOrigin: string): Promise<bo
 }
 
 /**
- * Rebuilds the full-text index from the stored passages (after a crash mid-write, or to compact it
- * after many replacements). On PostgreSQL each instance rebuilds its own copy when the generation moves.
+ * Makes every instance rebuild its index from the stored passages at its next search; on PostgreSQL
+ * each instance also copies every document afresh (after a passage table was edited by hand, say).
  */
 export async function reindex(deps: Deps): Promise<number> {
-  if (deps.database.engine === 'sqlite') {
-    await sql`insert into corpus_fts (corpus_fts) values ('rebuild')`.execute(deps.db);
-    await sql`insert into corpus_fts (corpus_fts) values ('optimize')`.execute(deps.db);
-  }
   await deps.db.updateTable('corpus_documents').set({ revision: sql`revision + 1` }).execute();
   await bumpGeneration(deps.db);
   const row = await deps.db
