@@ -118,6 +118,82 @@ describe('research index', () => {
     assert.deepEqual(index.search([lens], 10, []), []);
   });
 
+  test('on a larger random corpus the top k and its scores match BM25 computed directly, for any k and sources', async () => {
+    // A seeded generator, Zipf-like word frequencies: a few words everywhere, most of them rare, so
+    // the pruning of common words is exercised.
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const vocabulary = Array.from({ length: 80 }, (_, i) => `w${i.toString(36)}x`);
+    const word = () => vocabulary[Math.min(79, Math.floor(80 * random() ** 2.5))];
+    const words = (min: number, max: number) =>
+      Array.from({ length: min + Math.floor(random() * (max - min + 1)) }, word).join(' ');
+    const corpus: Passage[] = Array.from({ length: 600 }, (_, i) => ({
+      source: i % 3 === 0 ? 'book' : 'paper',
+      title: words(1, 4),
+      section: words(1, 3),
+      body: words(5, 60),
+    }));
+    const file = new SQLite(join(dir, 'random.db'));
+    file.exec(SQLITE_PASSAGES_TABLE);
+    const add = file.prepare(
+      "insert into corpus_passages (document_id, position, source, title, section, body) values ('d', ?, ?, ?, ?, ?)",
+    );
+    for (const [i, p] of corpus.entries()) add.run(i, p.source, p.title, p.section, p.body);
+    const randomIndex = await PassageIndex.build(file);
+    file.close();
+
+    const tokens = corpus.map((p) => ({
+      all: [p.title, p.section, p.body].flatMap((f) => f.split(' ').map(termOf)),
+      weighted: new Map<string, number>(),
+      source: p.source,
+    }));
+    corpus.forEach((p, i) => {
+      for (const [field, weight] of [
+        [p.title, 1],
+        [p.section, 2],
+        [p.body, 1],
+      ] as const)
+        for (const t of field.split(' ').map(termOf))
+          tokens[i].weighted.set(t, (tokens[i].weighted.get(t) ?? 0) + weight);
+    });
+    const average = tokens.reduce((sum, t) => sum + t.all.length, 0) / corpus.length;
+    const bm25 = (i: number, terms: string[]) =>
+      terms.reduce((sum, term) => {
+        const frequency = tokens[i].weighted.get(term) ?? 0;
+        if (frequency === 0) return sum;
+        const containing = tokens.filter((t) => t.weighted.has(term)).length;
+        const idf = Math.max(Math.log((corpus.length - containing + 0.5) / (containing + 0.5)), 1e-6);
+        const norm = 1.2 * (1 - 0.75 + (0.75 * tokens[i].all.length) / average);
+        return sum + (idf * frequency * 2.2) / (frequency + norm);
+      }, 0);
+
+    let compared = 0;
+    for (let q = 0; q < 60; q++) {
+      const terms = [...new Set(Array.from({ length: 1 + Math.floor(random() * 5) }, word).map(termOf))];
+      const k = [1, 3, 10, 50][q % 4];
+      const sources: ('paper' | 'book')[] = q % 5 === 0 ? ['book'] : ['paper', 'book'];
+      const exact = corpus
+        .map((_, i) => ({ passageId: i + 1, score: bm25(i, terms) }))
+        .filter((h) => h.score > 0 && sources.includes(tokens[h.passageId - 1].source))
+        .sort((a, b) => b.score - a.score || a.passageId - b.passageId)
+        .slice(0, k);
+      const found = randomIndex.search(terms, k, sources);
+      assert.equal(found.length, exact.length, `query ${terms.join(' ')}`);
+      found.forEach((hit, rank) => {
+        // Impacts are 16-bit and sums single precision: scores agree to a few parts in 10 000, and
+        // only passages that close may trade places.
+        const tolerance = 1e-3 * Math.max(1, exact[rank].score);
+        assert.ok(Math.abs(hit.score - exact[rank].score) < tolerance, `rank ${rank} of ${terms.join(' ')}`);
+        assert.ok(Math.abs(hit.score - bm25(hit.passageId - 1, terms)) < tolerance);
+        compared++;
+      });
+    }
+    assert.ok(compared > 300, `${compared} ranks compared`);
+  });
+
   test('a query word meets its inflections and its accented spelling', () => {
     const found = retrieve(index, db, 'Indexing cafe', 10, ['paper']);
     assert.equal(found.length, 1);

@@ -7,6 +7,12 @@ export const FIELD_WEIGHTS = { title: 1, section: 2, body: 1 } as const;
 const K1 = 1.2;
 const B = 0.75;
 const MAX_TF = 65_535;
+/**
+ * A posting stores its BM25 term weight without the IDF, tf·(k1+1)/(tf + k1·(1−b+b·len/avg)), which
+ * lies in (0, k1+1), as a 16-bit fraction of k1+1: a search then does one multiply-add per posting.
+ */
+const IMPACT_STEPS = 65_535;
+const IMPACT_UNIT = (K1 + 1) / IMPACT_STEPS;
 /** Passages read per slice while building. */
 const BUILD_SLICE = 2_000;
 
@@ -40,7 +46,7 @@ class GrowableInt32 {
  * additions at a million passages), with no allocation and no I/O.
  */
 export class PassageIndex {
-  private readonly accumulator: Float64Array;
+  private readonly accumulator: Float32Array;
   private readonly touched: Int32Array;
 
   private constructor(
@@ -48,14 +54,15 @@ export class PassageIndex {
     /** Where each term's postings start in `postingPassages`; the term's end is the next term's start. */
     private readonly termStarts: Uint32Array,
     private readonly postingPassages: Int32Array,
-    private readonly postingFrequencies: Uint16Array,
-    /** Per passage (dense position): its row id, its source bit, and its BM25 length normalisation. */
+    private readonly postingImpacts: Uint16Array,
+    /** Per term, its highest posting impact: with the IDF, the most the term can add to a score. */
+    private readonly termMaxImpacts: Uint16Array,
+    /** Per passage (dense position): its row id and its source bit. */
     private readonly passageIds: Float64Array,
     private readonly passageSources: Uint8Array,
-    private readonly lengthNorms: Float32Array,
     readonly buildMs: number,
   ) {
-    this.accumulator = new Float64Array(passageIds.length);
+    this.accumulator = new Float32Array(passageIds.length);
     this.touched = new Int32Array(passageIds.length);
   }
 
@@ -140,28 +147,33 @@ export class PassageIndex {
     const termCount = termIds.size;
     const termStarts = new Uint32Array(termCount + 1);
     for (let t = 0; t < termCount; t++) termStarts[t + 1] = termStarts[t] + documentFrequencies[t];
+    const averageLength = passageIds.length > 0 ? totalLength / passageIds.length || 1 : 1;
+    const lengthNorms = Float64Array.from(lengths, (l) => K1 * (1 - B + (B * l) / averageLength));
     const postingPassages = new Int32Array(pairTerms.length);
-    const postingFrequencies = new Uint16Array(pairTerms.length);
+    const postingImpacts = new Uint16Array(pairTerms.length);
+    const termMaxImpacts = new Uint16Array(termCount);
     const cursor = termStarts.slice(0, termCount);
     for (let passage = 0; passage < passageIds.length; passage++) {
       if (passage % (BUILD_SLICE * 20) === 0) await nextTurn();
       for (let pair = pairStarts[passage]; pair < pairStarts[passage + 1]; pair++) {
         const term = pairTerms.values[pair];
         const at = cursor[term]++;
+        const frequency = pairFrequencies.values[pair];
+        const weight = (frequency * (K1 + 1)) / (frequency + lengthNorms[passage]);
         postingPassages[at] = passage;
-        postingFrequencies[at] = pairFrequencies.values[pair];
+        const impact = Math.max(1, Math.round(weight / IMPACT_UNIT));
+        postingImpacts[at] = impact;
+        if (impact > termMaxImpacts[term]) termMaxImpacts[term] = impact;
       }
     }
-    const averageLength = passageIds.length > 0 ? totalLength / passageIds.length : 1;
-    const lengthNorms = Float32Array.from(lengths, (l) => K1 * (1 - B + (B * l) / (averageLength || 1)));
     return new PassageIndex(
       termIds,
       termStarts,
       postingPassages,
-      postingFrequencies,
+      postingImpacts,
+      termMaxImpacts,
       Float64Array.from(passageIds),
       Uint8Array.from(sources),
-      lengthNorms,
       performance.now() - started,
     );
   }
@@ -169,13 +181,62 @@ export class PassageIndex {
   /**
    * The k best passages for the terms (any of them; more, rarer and more frequent terms score higher),
    * restricted to the sources. Ties keep passage order.
+   *
+   * Exact top k with MaxScore pruning: terms are taken highest score bound first, each one's postings
+   * walked in full, until the bounds of the terms left add up to less than the k-th best score so
+   * far. From then on no passage that none of the earlier terms matched can enter the top k, so the
+   * rest of the terms are only looked up, by galloping search, for the passages still in reach. The
+   * common words of a question, whose postings are the longest, are the ones looked up.
    */
   search(terms: readonly string[], k: number, allowed: readonly Source[]): Hit[] {
-    const passages = this.passageIds.length;
     let mask = 0;
     for (const source of allowed) mask |= sourceBit(source);
-    const { accumulator, touched, postingPassages, postingFrequencies, lengthNorms, passageSources } = this;
+    const plan = this.plan(terms);
+    const { accumulator, touched, postingPassages, postingImpacts, passageSources } = this;
+    const left = new Float64Array(plan.length + 1);
+    for (let j = plan.length - 1; j >= 0; j--) left[j] = left[j + 1] + plan[j].bound;
     let touchedCount = 0;
+    let threshold = 0;
+    let j = 0;
+    for (; j < plan.length; j++) {
+      if (j > 0 && touchedCount >= k) {
+        threshold = kthBest(accumulator, touched, touchedCount, k) * (1 - BOUND_MARGIN);
+        if (left[j] < threshold) break;
+      }
+      const { start, end, scale } = plan[j];
+      for (let at = start; at < end; at++) {
+        const passage = postingPassages[at];
+        if ((passageSources[passage] & mask) === 0) continue;
+        if (accumulator[passage] === 0) touched[touchedCount++] = passage;
+        accumulator[passage] += scale * postingImpacts[at];
+      }
+    }
+    if (j < plan.length) {
+      let inReach = 0;
+      for (let i = 0; i < touchedCount; i++) {
+        const passage = touched[i];
+        if (accumulator[passage] + left[j] >= threshold) touched[inReach++] = passage;
+        else accumulator[passage] = 0;
+      }
+      touchedCount = inReach;
+      const candidates = touched.subarray(0, touchedCount).sort();
+      for (; j < plan.length; j++) {
+        const { start, end, scale } = plan[j];
+        let at = start;
+        for (let i = 0; i < candidates.length && at < end; i++) {
+          const passage = candidates[i];
+          at = gallop(postingPassages, at, end, passage);
+          if (at < end && postingPassages[at] === passage) accumulator[passage] += scale * postingImpacts[at];
+        }
+      }
+    }
+    return this.best(touchedCount, k);
+  }
+
+  /** The query's terms known to the index with their IDF scale and score bound, highest bound first. */
+  private plan(terms: readonly string[]) {
+    const passages = this.passageIds.length;
+    const plan: { start: number; end: number; scale: number; bound: number }[] = [];
     for (const term of new Set(terms)) {
       const id = this.termIds.get(term);
       if (id === undefined) continue;
@@ -184,16 +245,15 @@ export class PassageIndex {
       const documentFrequency = end - start;
       let idf = Math.log((passages - documentFrequency + 0.5) / (documentFrequency + 0.5));
       if (idf <= 0) idf = 1e-6;
-      const scale = idf * (K1 + 1);
-      for (let at = start; at < end; at++) {
-        const passage = postingPassages[at];
-        if ((passageSources[passage] & mask) === 0) continue;
-        const frequency = postingFrequencies[at];
-        if (accumulator[passage] === 0) touched[touchedCount++] = passage;
-        accumulator[passage] += (scale * frequency) / (frequency + lengthNorms[passage]);
-      }
+      const scale = idf * IMPACT_UNIT;
+      plan.push({ start, end, scale, bound: scale * this.termMaxImpacts[id] });
     }
-    // Top k by insertion into a short sorted list; every touched slot is cleared for the next search.
+    return plan.sort((a, b) => b.bound - a.bound);
+  }
+
+  /** The k best of the touched passages; every touched slot is cleared for the next search. */
+  private best(touchedCount: number, k: number): Hit[] {
+    const { accumulator, touched } = this;
     const bestPassages: number[] = [];
     const bestScores: number[] = [];
     for (let i = 0; i < touchedCount; i++) {
@@ -204,10 +264,8 @@ export class PassageIndex {
       if (full && !beats(score, passage, bestScores[k - 1], bestPassages[k - 1])) continue;
       let at = full ? k - 1 : bestScores.length;
       while (at > 0 && beats(score, passage, bestScores[at - 1], bestPassages[at - 1])) {
-        if (at < k) {
-          bestScores[at] = bestScores[at - 1];
-          bestPassages[at] = bestPassages[at - 1];
-        }
+        bestScores[at] = bestScores[at - 1];
+        bestPassages[at] = bestPassages[at - 1];
         at--;
       }
       bestScores[at] = score;
@@ -215,6 +273,49 @@ export class PassageIndex {
     }
     return bestPassages.map((passage, i) => ({ passageId: this.passageIds[passage], score: bestScores[i] }));
   }
+}
+
+/**
+ * Scores are summed in single precision: a bound is compared with a small margin so that rounding
+ * never prunes a passage that belongs in the top k.
+ */
+const BOUND_MARGIN = 1e-4;
+
+/** The k-th highest accumulated score among the touched passages (k ≤ count). */
+function kthBest(accumulator: Float32Array, touched: Int32Array, count: number, k: number): number {
+  const best: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const score = accumulator[touched[i]];
+    if (best.length === k && score <= best[k - 1]) continue;
+    let at = best.length === k ? k - 1 : best.length;
+    while (at > 0 && score > best[at - 1]) {
+      best[at] = best[at - 1];
+      at--;
+    }
+    best[at] = score;
+  }
+  return best[k - 1];
+}
+
+/** The first position in sorted `values[from..end)` holding at least `target`, by galloping search. */
+function gallop(values: Int32Array, from: number, end: number, target: number): number {
+  if (from >= end || values[from] >= target) return from;
+  let step = 1;
+  let low = from;
+  let high = from + 1;
+  while (high < end && values[high] < target) {
+    low = high;
+    step *= 2;
+    high = from + step;
+  }
+  if (high > end) high = end;
+  // values[low] < target; values[high] >= target or high === end.
+  while (low + 1 < high) {
+    const middle = (low + high) >>> 1;
+    if (values[middle] < target) low = middle;
+    else high = middle;
+  }
+  return high;
 }
 
 function beats(score: number, passage: number, otherScore: number, otherPassage: number): boolean {
