@@ -347,3 +347,43 @@ describe('MCP exchanges on reused servers', () => {
     assert.equal(notification.body, undefined);
   });
 });
+
+for (const engine of engines) {
+  describe(`MCP exchanges without a tool call are charged per IP (${engine.name})`, {
+    skip: engine.skip,
+  }, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp({ engine: engine.name, limits: { anonymousPerMinute: 3 } });
+    });
+    after(() => t?.close());
+
+    test('tools/list past the anonymous limit is a 429 with Retry-After; tool calls are charged to their token', async () => {
+      const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+      const remaining: (string | null)[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const listed = await mcpPost(t, list);
+        assert.equal(listed.status, 200);
+        assert.ok(listed.body.result.tools.length > 0);
+        assert.match(listed.headers.get('ratelimit-policy') ?? '', /"anonymous";q=3;w=60/);
+        remaining.push(listed.headers.get('ratelimit-remaining'));
+      }
+      assert.deepEqual(remaining, ['2', '1', '0']);
+      const refused = await mcpPost(t, list);
+      assert.equal(refused.status, 429);
+      assert.ok(Number(refused.headers.get('retry-after')) > 0);
+      assert.equal(refused.body.jsonrpc, '2.0');
+      assert.equal(refused.body.error.code, -32000);
+      assert.match(refused.body.error.message, /anonymous/);
+      assert.equal(refused.body.result, undefined);
+
+      // A token's tool call is charged to the token, not to the spent per-IP budget.
+      const member = await t.member('member');
+      const token = await t.token(member, ['membership:read']);
+      const call = await mcpPost(t, toolCall('ic_get_my_membership'), { token });
+      assert.equal(call.status, 200);
+      assert.equal(call.body.result.isError, undefined, JSON.stringify(call.body.result));
+      assert.match(call.headers.get('ratelimit-policy') ?? '', /"token"/);
+    });
+  });
+}

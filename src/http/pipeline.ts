@@ -327,14 +327,21 @@ export function renderError(
   };
 }
 
-/** Charges an anonymous request that never reached an operation (the /api/ catch-all). */
-export async function chargeAnonymous(deps: Deps, ip: string): Promise<Record<string, string>> {
-  const { outcomes } = await charge(
+/**
+ * Charges a request that never reached an operation (the /api/ catch-all, an unknown A2A capability,
+ * an MCP exchange without a tool call) to the caller's per-IP anonymous budget; `refusal` is the 429
+ * once that budget is spent.
+ */
+export async function chargeAnonymous(
+  deps: Deps,
+  ip: string,
+): Promise<{ headers: Record<string, string>; refusal?: ApiError }> {
+  const { outcomes, exceeded } = await charge(
     deps,
     [defaultPolicies(deps).anonymous],
     { kind: 'anonymous' },
     ip,
     deps.clock.now(),
   );
-  return rateLimitHeaders(outcomes);
+  return { headers: rateLimitHeaders(outcomes), refusal: exceeded ? rateLimitedError(exceeded) : undefined };
 }

@@ -10,7 +10,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
-import { renderError, runOperation } from '../http/pipeline.ts';
+import { rateKeyForIp } from '../http/client.ts';
+import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
 import type { Operation } from '../operations/types.ts';
 import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport, type HttpAnswer } from './mcp-transport.ts';
@@ -31,6 +32,8 @@ const EXPOSED =
 /** What the tool calls of one HTTP request report back to the HTTP layer. */
 interface Exchange {
   unauthorized: boolean;
+  /** Whether any tools/call ran: each is charged by the pipeline, the exchange then is not. */
+  ranTool: boolean;
   headers: Record<string, string>;
 }
 
@@ -100,6 +103,7 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
       const current = pooled.current;
       if (!current) throw new McpError(ErrorCode.InternalError, 'No exchange in progress');
       const { request, exchange } = current;
+      exchange.ranTool = true;
       const op = byName.get(call.params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
       const args = call.params.arguments ?? {};
@@ -127,7 +131,7 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
   async function handlePost(request: FastifyRequest, reply: FastifyReply) {
     const refusal = refuseHeaders(request);
     if (refusal) return reply.code(refusal.status).type('application/json').send(refusal.body);
-    const exchange: Exchange = { unauthorized: false, headers: {} };
+    const exchange: Exchange = { unauthorized: false, ranTool: false, headers: {} };
     let pooled = idle.pop();
     if (!pooled) {
       pooled = createServer();
@@ -147,6 +151,15 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
     }
     pooled.current = undefined;
     if (idle.length < MAX_IDLE_SERVERS) idle.push(pooled);
+    if (!exchange.ranTool) {
+      // initialize, tools/list, ping and the like: charged like any anonymous call, per IP.
+      const { headers, refusal } = await chargeAnonymous(deps, rateKeyForIp(request.ip));
+      reply.headers(headers);
+      if (refusal) {
+        const failure = jsonRpcError(429, refusal.message);
+        return reply.code(429).headers(refusal.headers()).type('application/json').send(failure.body);
+      }
+    }
     reply.code(answer.status).headers(exchange.headers);
     // The MCP authorization spec: a missing or refused token is an HTTP 401 with a challenge
     // pointing at the protected-resource metadata (auth-lessons 1), while the body still carries

@@ -152,7 +152,7 @@ function isApiPath(request: FastifyRequest): boolean {
  */
 async function catchAll(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0];
-  const rateHeaders = await chargeAnonymous(deps, rateKeyForIp(request.ip));
+  const { headers: rateHeaders } = await chargeAnonymous(deps, rateKeyForIp(request.ip));
   reply
     .code(401)
     .headers(rateHeaders)
