@@ -9,8 +9,8 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
 import { rateKeyForIp } from '../http/client.ts';
+import { ApiError } from '../http/errors.ts';
 import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
 import type { Operation } from '../operations/types.ts';
 import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
