@@ -65,7 +65,11 @@ function openSqlite(path: string): Database {
  */
 function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
-  const prepare = (text: string) => {
+  const prepare = (requested: string) => {
+    // Kysely opens transactions with a deferred BEGIN. A deferred transaction that reads and then
+    // writes fails at once with SQLITE_BUSY (no busy wait) when another process committed in
+    // between; BEGIN IMMEDIATE takes the write lock up front and waits for it with busy_timeout.
+    const text = requested === 'begin' ? 'begin immediate' : requested;
     let statement = cache.get(text);
     if (!statement) {
       statement = sqlite.prepare(text);
