@@ -55,6 +55,7 @@ for (const engine of engines) {
       await t.deps.db.deleteFrom('leaderboard_counts').execute();
       await t.deps.db.deleteFrom('leaderboard_weeks').execute();
       await t.deps.db.deleteFrom('vcs_links').execute();
+      await t.deps.db.deleteFrom('settings').where('key', '=', 'leaderboard_refresh_lease').execute();
       host.searchFailures.clear();
       host.commits.clear();
       host.requests.length = 0;
@@ -328,10 +329,56 @@ for (const engine of engines) {
         assert.deepEqual(await countRows(), [{ member_id: ada.member.id, commits: 2, rank: 1 }]);
 
         host.searchFailures.set('*', { status: 500 });
+        // The run claimed the interval (in the database, by the app's clock); the next one claims anew.
+        t.clock.advance(500);
         await lineSaying('leaderboard refresh incomplete; the board is marked stale');
         assert.ok(Date.now() - startedAt >= 490, 'the next run comes with the interval');
       } finally {
         stop();
+      }
+    });
+
+    test('of two instances on one database, one runs each scheduled refresh', async () => {
+      const ada = await linked('Ada', { optIn: true });
+      const bob = await linked('Bob', { optIn: true });
+      host.commits.set(ada.login, 3).set(bob.login, 1);
+      const other = await startTestApp({
+        database: t.database,
+        config: { codeHost: t.deps.config.codeHost },
+      });
+      other.clock.set(t.clock.now());
+      const lines: string[] = [];
+      const record = (name: string) => (_details: object, message: string) =>
+        lines.push(`${name}: ${message}`);
+      const timing = { firstRunMs: 50, intervalMs: 60_000 };
+      const stops = [
+        scheduleLeaderboardRefresh(t.deps, { info: record('first'), warn: record('first') }, timing),
+        scheduleLeaderboardRefresh(other.deps, { info: record('second'), warn: record('second') }, timing),
+      ];
+      try {
+        for (let waited = 0; lines.length === 0 && waited < 5_000; waited += 20)
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        // Long enough for the other instance's timer to have fired and given way.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.equal(lines.length, 1, lines.join('; '));
+        assert.match(lines[0], /: leaderboard refreshed$/);
+        assert.equal(host.seen('/api/v3/search/commits').length, 2, 'each member looked up once');
+        assert.deepEqual(
+          (await countRows()).map((row) => [row.member_id, row.commits]),
+          [
+            [ada.member.id, 3],
+            [bob.member.id, 1],
+          ],
+        );
+        const lease = await t.deps.db
+          .selectFrom('settings')
+          .select('value')
+          .where('key', '=', 'leaderboard_refresh_lease')
+          .executeTakeFirstOrThrow();
+        assert.equal(Number(lease.value), t.clock.now() + 54_000, 'the claim lasts 90 % of the interval');
+      } finally {
+        for (const stop of stops) stop();
+        await other.close();
       }
     });
 

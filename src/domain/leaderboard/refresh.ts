@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { inTransaction } from '../../storage/transactions.ts';
 import { CodeHost, CodeHostError, type HostFailure } from './code-host.ts';
@@ -80,6 +81,29 @@ export async function refreshLeaderboard(
   };
 }
 
+const LEASE_KEY = 'leaderboard_refresh_lease';
+
+/**
+ * Claims the scheduled run for this instance for most of an interval: of several instances on one
+ * database only the first whose timer fires runs the job, so the code host is asked once per
+ * interval, not once per instance. The claim is one conditional update only one instance can win.
+ */
+async function claimScheduledRun(deps: Deps, leaseMs: number): Promise<boolean> {
+  const now = deps.clock.now();
+  await deps.db
+    .insertInto('settings')
+    .values({ key: LEASE_KEY, value: '0' })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  const claimed = await deps.db
+    .updateTable('settings')
+    .set({ value: String(now + leaseMs) })
+    .where('key', '=', LEASE_KEY)
+    .where(sql<number>`cast(value as bigint)`, '<=', now)
+    .executeTakeFirst();
+  return Number(claimed.numUpdatedRows) === 1;
+}
+
 /** When the serve timer first runs the job and how often after that. */
 export interface RefreshTiming {
   firstRunMs: number;
@@ -88,8 +112,8 @@ export interface RefreshTiming {
 
 /**
  * Runs the job 5 s after start and every `LEADERBOARD_REFRESH_MINUTES` (never two runs at once in
- * this process). Several instances each run it; a run is cheap to repeat and the last one to commit
- * wins. `timing` overrides both delays (the tests use short real ones).
+ * this process; of several instances, the one that claims the interval). `timing` overrides both
+ * delays (the tests use short real ones).
  */
 export function scheduleLeaderboardRefresh(
   deps: Deps,
@@ -104,6 +128,7 @@ export function scheduleLeaderboardRefresh(
     if (running) return;
     running = true;
     try {
+      if (!(await claimScheduledRun(deps, Math.round(intervalMs * 0.9)))) return;
       const report = await refreshLeaderboard(deps);
       const details = { counted: report.counted, failed: report.failed, stoppedBy: report.stoppedBy };
       if (report.failed) log.warn(details, 'leaderboard refresh incomplete; the board is marked stale');
