@@ -2,11 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { decideEventRequest, listEventRequests, publishedEventUrl } from '../../domain/events/proposals.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
+import { defineOperatorList } from './operator-list.ts';
 import {
   CONFIRM,
   isoTime,
-  LIST_ERRORS,
-  listLimit,
   MUTATION_ERRORS,
   MutationOutput,
   OPERATOR_TOOL,
@@ -16,46 +15,29 @@ import {
 
 const SCOPE = 'admin:events_review';
 
-const ListInput = strictObject({
-  status: Type.Optional(
-    Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('declined')], {
-      description: 'Default pending.',
-    }),
-  ),
-  limit: listLimit,
-});
-
-export const adminListEventRequests = defineOperation<typeof ListInput.static, unknown>({
-  ...OPERATOR_TOOL,
+export const adminListEventRequests = defineOperatorList({
   id: 'adminListEventRequests',
   summary: 'List member event proposals',
   description:
     'Operators. Proposals in one status (default pending), newest first, with the proposal as sent.',
   mcpTool: 'ic_admin_event_requests_list',
   scope: SCOPE,
-  sandbox: 'real',
-  input: ListInput,
-  output: Type.Object({
-    ok: Type.Literal(true),
-    count: Type.Integer(),
-    requests: Type.Array(Type.Object({}, { additionalProperties: true })),
+  statuses: ['pending', 'approved', 'declined'],
+  defaultStatus: 'pending',
+  statusDescription: 'Default pending.',
+  field: 'requests',
+  list: listEventRequests,
+  view: (row) => ({
+    id: row.id,
+    member_id: row.member_id,
+    title: row.title,
+    start: isoTime(row.start_at),
+    status: row.status,
+    created_at: isoTime(row.created_at),
+    decided_at: isoTime(row.decided_at),
+    reason: row.reason,
+    details: JSON.parse(row.details) as Record<string, unknown>,
   }),
-  errors: LIST_ERRORS,
-  async handler({ deps, input }) {
-    const rows = (await listEventRequests(deps, input.status ?? 'pending')).slice(0, input.limit ?? 50);
-    const requests = rows.map((row) => ({
-      id: row.id,
-      member_id: row.member_id,
-      title: row.title,
-      start: isoTime(row.start_at),
-      status: row.status,
-      created_at: isoTime(row.created_at),
-      decided_at: isoTime(row.decided_at),
-      reason: row.reason,
-      details: JSON.parse(row.details) as Record<string, unknown>,
-    }));
-    return { body: { ok: true, count: requests.length, requests } };
-  },
 });
 
 const DecideInput = strictObject({

@@ -2,11 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { listFeedback, resolveFeedback } from '../../domain/feedback/triage.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
+import { defineOperatorList } from './operator-list.ts';
 import {
   CONFIRM,
   isoTime,
-  LIST_ERRORS,
-  listLimit,
   MUTATION_ERRORS,
   MutationOutput,
   OPERATOR_TOOL,
@@ -16,38 +15,23 @@ import {
 
 const SCOPE = 'admin:feedback_review';
 
-const ListInput = strictObject({
-  status: Type.Optional(
-    Type.Union([Type.Literal('open'), Type.Literal('resolved')], { description: 'Default open.' }),
-  ),
-  limit: listLimit,
-});
-
-export const adminListFeedback = defineOperation<typeof ListInput.static, unknown>({
-  ...OPERATOR_TOOL,
+export const adminListFeedback = defineOperatorList({
   id: 'adminListFeedback',
   summary: 'List feedback tickets',
   description:
     'Operators. Tickets in one status (default open), newest first. The sender’s IP hash is not shown.',
   mcpTool: 'ic_admin_feedback_list',
   scope: SCOPE,
-  sandbox: 'real',
-  input: ListInput,
-  output: Type.Object({
-    ok: Type.Literal(true),
-    count: Type.Integer(),
-    tickets: Type.Array(Type.Object({}, { additionalProperties: true })),
+  statuses: ['open', 'resolved'],
+  defaultStatus: 'open',
+  statusDescription: 'Default open.',
+  field: 'tickets',
+  list: listFeedback,
+  view: ({ ip_hash: _hidden, warnings, created_at, ...row }) => ({
+    ...row,
+    warnings: JSON.parse(warnings) as string[],
+    created_at: isoTime(created_at),
   }),
-  errors: LIST_ERRORS,
-  async handler({ deps, input }) {
-    const rows = (await listFeedback(deps, input.status ?? 'open')).slice(0, input.limit ?? 50);
-    const tickets = rows.map(({ ip_hash: _hidden, warnings, created_at, ...row }) => ({
-      ...row,
-      warnings: JSON.parse(warnings) as string[],
-      created_at: isoTime(created_at),
-    }));
-    return { body: { ok: true, count: tickets.length, tickets } };
-  },
 });
 
 const ResolveInput = strictObject({

@@ -2,11 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { decideHighlight, listHighlights } from '../../domain/highlights/highlights.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
+import { defineOperatorList } from './operator-list.ts';
 import {
   CONFIRM,
   isoTime,
-  LIST_ERRORS,
-  listLimit,
   MUTATION_ERRORS,
   MutationOutput,
   OPERATOR_TOOL,
@@ -16,44 +15,27 @@ import {
 
 const SCOPE = 'admin:highlights_review';
 
-const ListInput = strictObject({
-  status: Type.Optional(
-    Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('rejected')], {
-      description: 'Default pending (waiting stories, expired ones included until moderated or purged).',
-    }),
-  ),
-  limit: listLimit,
-});
-
-export const adminListHighlights = defineOperation<typeof ListInput.static, unknown>({
-  ...OPERATOR_TOOL,
+export const adminListHighlights = defineOperatorList({
   id: 'adminListHighlights',
   summary: 'List highlight stories',
   description:
     'Operators. Stories in one status (default pending), newest first, with the story as submitted.',
   mcpTool: 'ic_admin_highlights_list',
   scope: SCOPE,
-  sandbox: 'real',
-  input: ListInput,
-  output: Type.Object({
-    ok: Type.Literal(true),
-    count: Type.Integer(),
-    highlights: Type.Array(Type.Object({}, { additionalProperties: true })),
+  statuses: ['pending', 'active', 'rejected'],
+  defaultStatus: 'pending',
+  statusDescription: 'Default pending (waiting stories, expired ones included until moderated or purged).',
+  field: 'highlights',
+  list: listHighlights,
+  view: (row) => ({
+    id: row.id,
+    member_id: row.member_id,
+    status: row.status,
+    submitted_at: isoTime(row.submitted_at),
+    expires_at: isoTime(row.expires_at),
+    decided_at: isoTime(row.decided_at),
+    story: JSON.parse(row.story) as Record<string, unknown>,
   }),
-  errors: LIST_ERRORS,
-  async handler({ deps, input }) {
-    const rows = (await listHighlights(deps, input.status ?? 'pending')).slice(0, input.limit ?? 50);
-    const highlights = rows.map((row) => ({
-      id: row.id,
-      member_id: row.member_id,
-      status: row.status,
-      submitted_at: isoTime(row.submitted_at),
-      expires_at: isoTime(row.expires_at),
-      decided_at: isoTime(row.decided_at),
-      story: JSON.parse(row.story) as Record<string, unknown>,
-    }));
-    return { body: { ok: true, count: highlights.length, highlights } };
-  },
 });
 
 const DecideInput = strictObject({

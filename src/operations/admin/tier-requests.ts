@@ -2,11 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { decideTierRequest, listTierRequests } from '../../domain/members/tier-requests.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
+import { defineOperatorList } from './operator-list.ts';
 import {
   CONFIRM,
   isoTime,
-  LIST_ERRORS,
-  listLimit,
   MUTATION_ERRORS,
   MutationOutput,
   OPERATOR_TOOL,
@@ -17,46 +16,28 @@ import {
 const SCOPE = 'admin:tier_review';
 const STATUSES = ['pending', 'approved', 'denied', 'cancelled', 'superseded'];
 
-const ListInput = strictObject({
-  status: Type.Optional(
-    Type.Union(
-      STATUSES.map((s) => Type.Literal(s)),
-      { description: 'Default pending.' },
-    ),
-  ),
-  limit: listLimit,
-});
-
-export const adminListTierRequests = defineOperation<typeof ListInput.static, unknown>({
-  ...OPERATOR_TOOL,
+export const adminListTierRequests = defineOperatorList({
   id: 'adminListTierRequests',
   summary: 'List tier requests',
   description: 'Operators. Tier requests in one status (default pending), oldest first.',
   mcpTool: 'ic_admin_tier_requests_list',
   scope: SCOPE,
-  sandbox: 'real',
-  input: ListInput,
-  output: Type.Object({
-    ok: Type.Literal(true),
-    count: Type.Integer(),
-    requests: Type.Array(Type.Object({}, { additionalProperties: true })),
+  statuses: STATUSES,
+  defaultStatus: 'pending',
+  statusDescription: 'Default pending.',
+  field: 'requests',
+  list: listTierRequests,
+  view: (row) => ({
+    id: row.id,
+    member_id: row.member_id,
+    tier: row.tier,
+    note: row.note,
+    status: row.status,
+    created_at: isoTime(row.created_at),
+    decided_at: isoTime(row.decided_at),
+    granted_tier: row.granted_tier,
+    reason: row.reason,
   }),
-  errors: LIST_ERRORS,
-  async handler({ deps, input }) {
-    const rows = (await listTierRequests(deps, input.status ?? 'pending')).slice(0, input.limit ?? 50);
-    const requests = rows.map((row) => ({
-      id: row.id,
-      member_id: row.member_id,
-      tier: row.tier,
-      note: row.note,
-      status: row.status,
-      created_at: isoTime(row.created_at),
-      decided_at: isoTime(row.decided_at),
-      granted_tier: row.granted_tier,
-      reason: row.reason,
-    }));
-    return { body: { ok: true, count: requests.length, requests } };
-  },
 });
 
 const DecideInput = strictObject({
