@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { reindex, removeDocument } from '../src/domain/research/corpus.ts';
+import { openCorpusIndex } from '../src/domain/research/corpus-index.ts';
 import { PassageIndex } from '../src/domain/research/passage-index.ts';
 import { retrieve, snippetOf } from '../src/domain/research/search.ts';
 import { termOf } from '../src/domain/research/tokenizer.ts';
@@ -254,6 +255,41 @@ for (const engine of engines) {
       app.call('POST', '/api/research/ask', { token, body: { q, sources: ['paper'] } });
     const titles = (response: { body: { results: { title: string }[] } }) =>
       response.body.results.map((r) => r.title);
+
+    test('past the wait threshold a search answers from the previous index while the new one is built', async () => {
+      // Threshold below any build time: as for a large corpus, searches never wait for a rebuild.
+      const corpus = openCorpusIndex(first.deps.database, { waitForRebuildMs: -1 });
+      const file = writeFile(dir, 'heron.md', '# Herons\n\nA heron stands still in shallow water.\n');
+      await add(first.deps, file, { source: 'paper' });
+      const results = async (q: string) => {
+        const { index, db } = await corpus.searcher();
+        return retrieve(index, db, q, 10, ['paper']).map((p) => p.result);
+      };
+      const search = async (q: string) => (await results(q)).map((r) => r.title);
+      try {
+        assert.deepEqual(await search('heron'), ['Herons'], 'the first build is always waited for');
+        writeFile(dir, 'heron.md', '# Egrets\n\nAn egret wades after fish.\n');
+        await add(first.deps, file, { source: 'paper' });
+        // The change started a rebuild; this search did not wait for it. It answers from the previous
+        // index: the old passage where this instance still has it (the local copy on PostgreSQL), or
+        // nothing where it is gone (SQLite), never the new passage under the old words.
+        const stale = await results('heron');
+        assert.ok(stale.length <= 1, JSON.stringify(stale));
+        for (const result of stale) {
+          assert.equal(result.title, 'Herons');
+          assert.match(result.snippet, /<mark>heron<\/mark>/);
+        }
+        let fresh: string[] = [];
+        for (let tries = 0; fresh.length === 0 && tries < 100; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          fresh = await search('egret');
+        }
+        assert.deepEqual(fresh, ['Egrets'], 'the rebuilt index answers once it is ready');
+      } finally {
+        corpus.close();
+        await removeDocument(first.deps, file);
+      }
+    });
 
     test('a document added, changed or removed through one instance is answered by the other at its next search', async () => {
       assert.deepEqual(titles(await ask(second, 'kelp')), []);

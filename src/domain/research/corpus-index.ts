@@ -39,9 +39,13 @@ const WAIT_FOR_REBUILD_MS = 1_000;
  * moved (one indexed read per search tells). The embedded engine reads its own tables; on PostgreSQL
  * each instance first brings a local SQLite copy of the passages up to date.
  */
-export function openCorpusIndex(database: Database): CorpusIndex {
+export function openCorpusIndex(
+  database: Database,
+  options: { waitForRebuildMs?: number } = {},
+): CorpusIndex {
   return new IndexedCorpus(
     database.sqlite ? new EmbeddedPassages(database.sqlite) : new PostgresCorpusCopy(database),
+    options.waitForRebuildMs ?? WAIT_FOR_REBUILD_MS,
   );
 }
 
@@ -49,7 +53,10 @@ class IndexedCorpus implements CorpusIndex {
   private current: { generation: string; searcher: CorpusSearcher } | undefined;
   private rebuilding: Promise<CorpusSearcher> | undefined;
 
-  constructor(private readonly store: PassageStore) {}
+  constructor(
+    private readonly store: PassageStore,
+    private readonly waitForRebuildMs: number,
+  ) {}
 
   async searcher(): Promise<CorpusSearcher> {
     const generation = await this.store.generation();
@@ -59,7 +66,12 @@ class IndexedCorpus implements CorpusIndex {
     this.rebuilding ??= this.rebuild(generation).finally(() => {
       this.rebuilding = undefined;
     });
-    if (current && current.searcher.index.buildMs > WAIT_FOR_REBUILD_MS) return current.searcher;
+    if (current && current.searcher.index.buildMs > this.waitForRebuildMs) {
+      // Nobody waits for this rebuild: a failure (the database gone for a moment) must not become an
+      // unhandled rejection. The previous index keeps answering and the next search tries again.
+      this.rebuilding.catch(() => {});
+      return current.searcher;
+    }
     return this.rebuilding;
   }
 
