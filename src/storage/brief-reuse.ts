@@ -32,3 +32,19 @@ export class BriefReuse<T> {
     this.entries.delete(deps.database);
   }
 }
+
+const serialized = new WeakMap<object, { body: unknown; json: string }>();
+
+/**
+ * The answer built from a reused read, serialized once: while `source` (an object BriefReuse hands
+ * out again and again) lives, every request gets the same body and JSON text.
+ */
+export function answerOf<Body>(source: object, build: () => Body): { body: Body; json: string } {
+  let answer = serialized.get(source) as { body: Body; json: string } | undefined;
+  if (!answer) {
+    const body = build();
+    answer = { body, json: JSON.stringify(body) };
+    serialized.set(source, answer);
+  }
+  return answer;
+}

@@ -106,8 +106,6 @@ export interface UpcomingList {
   events: WireEvent[];
   ageMinutes: number | null;
   stale: boolean;
-  /** Memory for the caller: one serialization per answer, not per request. */
-  memo: { json?: string };
 }
 
 /**
@@ -142,7 +140,7 @@ export async function listUpcoming(deps: Deps, limit: number): Promise<UpcomingL
   const key = `${limit}:${ageMinutes}:${stale}`;
   let answer = snapshot.answers.get(key);
   if (!answer) {
-    answer = { events: snapshot.events.slice(0, limit), ageMinutes, stale, memo: {} };
+    answer = { events: snapshot.events.slice(0, limit), ageMinutes, stale };
     snapshot.answers.set(key, answer);
   }
   return answer;

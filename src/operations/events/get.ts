@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { lookupEvent, resolveEventUrl } from '../../domain/events/events.ts';
 import { ApiError, errors } from '../../http/errors.ts';
+import { answerOf } from '../../storage/brief-reuse.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { EventSchema } from './event-schema.ts';
@@ -11,8 +12,6 @@ const Input = strictObject({
 });
 
 const Output = Type.Object({ ok: Type.Boolean(), event: EventSchema });
-
-const answers = new WeakMap<object, string>();
 
 export const getEvent = defineOperation<{ url: string }, typeof Output.static>({
   id: 'getEvent',
@@ -53,13 +52,7 @@ export const getEvent = defineOperation<{ url: string }, typeof Output.static>({
       });
     const event = await lookupEvent(deps, canonical);
     if (!event) throw errors.notFound('event_not_found', 'No upcoming event with this URL is in the cache.');
-    const body = { ok: true, event };
     // Events of the reused upcoming list are the same objects until the list is read again.
-    let json = answers.get(event);
-    if (json === undefined) {
-      json = JSON.stringify(body);
-      answers.set(event, json);
-    }
-    return { body, json };
+    return answerOf(event, () => ({ ok: true, event }));
   },
 });

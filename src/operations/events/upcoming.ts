@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { listUpcoming } from '../../domain/events/events.ts';
+import { answerOf } from '../../storage/brief-reuse.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { EventSchema } from './event-schema.ts';
@@ -39,14 +40,12 @@ export const listUpcomingEvents = defineOperation<typeof Input.static, typeof Ou
   errors: [{ status: 400, description: 'limit out of range' }],
   async handler({ input, deps }) {
     const list = await listUpcoming(deps, input.limit ?? 20);
-    const body = {
+    return answerOf(list, () => ({
       ok: true,
       events: list.events,
       count: list.events.length,
       age_min: list.ageMinutes,
       stale: list.stale,
-    };
-    list.memo.json ??= JSON.stringify(body);
-    return { body, json: list.memo.json };
+    }));
   },
 });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { donorWall } from '../../domain/payments/donations.ts';
+import { answerOf } from '../../storage/brief-reuse.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 
@@ -20,8 +21,6 @@ const Output = Type.Object({
     }),
   ),
 });
-
-const answers = new WeakMap<object, { body: typeof Output.static; json: string }>();
 
 export const getDonorWall = defineOperation<typeof Input.static, typeof Output.static>({
   id: 'getDonorWall',
@@ -45,17 +44,11 @@ export const getDonorWall = defineOperation<typeof Input.static, typeof Output.s
   async handler({ input, deps }) {
     const wall = await donorWall(deps, input.limit ?? 10);
     // The wall is reused for a moment per instance (the same object): so is its answer.
-    let answer = answers.get(wall);
-    if (!answer) {
-      const body = {
-        ok: true,
-        total_usd: wall.total_usd,
-        donor_count: wall.donor_count,
-        recent: wall.recent,
-      };
-      answer = { body, json: JSON.stringify(body) };
-      answers.set(wall, answer);
-    }
-    return answer;
+    return answerOf(wall, () => ({
+      ok: true as const,
+      total_usd: wall.total_usd,
+      donor_count: wall.donor_count,
+      recent: wall.recent,
+    }));
   },
 });
