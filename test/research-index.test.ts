@@ -21,6 +21,34 @@ interface Passage {
   body: string;
 }
 
+/**
+ * BM25 as documented (k1 1.2, b 0.75, FTS5's IDF, a section word counted twice), computed directly
+ * from the words: the oracle the index is checked against. 0 when no term matches.
+ */
+function bm25Oracle(corpus: Passage[]): (i: number, terms: string[]) => number {
+  const words = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).map(termOf);
+  const passages = corpus.map((p) => {
+    const weighted = new Map<string, number>();
+    for (const [field, weight] of [
+      [p.title, 1],
+      [p.section, 2],
+      [p.body, 1],
+    ] as const)
+      for (const t of words(field)) weighted.set(t, (weighted.get(t) ?? 0) + weight);
+    return { weighted, length: words(p.title).length + words(p.section).length + words(p.body).length };
+  });
+  const average = passages.reduce((sum, p) => sum + p.length, 0) / corpus.length;
+  return (i, terms) =>
+    terms.reduce((sum, term) => {
+      const frequency = passages[i].weighted.get(term) ?? 0;
+      if (frequency === 0) return sum;
+      const containing = passages.filter((p) => p.weighted.has(term)).length;
+      const idf = Math.max(Math.log((corpus.length - containing + 0.5) / (containing + 0.5)), 1e-6);
+      const norm = 1.2 * (1 - 0.75 + (0.75 * passages[i].length) / average);
+      return sum + (idf * frequency * 2.2) / (frequency + norm);
+    }, 0);
+}
+
 describe('research index', () => {
   const dir = mkdtempSync(join(tmpdir(), 'research-index-'));
   const db = new SQLite(join(dir, 'corpus.db'));
@@ -75,29 +103,11 @@ describe('research index', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** BM25 as documented (k1 1.2, b 0.75, section words counted twice), computed from the words. */
-  function expectedScore(passage: Passage, term: string, allPassages: Passage[]): number | undefined {
-    const terms = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).map(termOf);
-    const lengthOf = (p: Passage) => terms(p.title).length + terms(p.section).length + terms(p.body).length;
-    const frequency =
-      terms(passage.title).filter((t) => t === term).length +
-      2 * terms(passage.section).filter((t) => t === term).length +
-      terms(passage.body).filter((t) => t === term).length;
-    const containing = allPassages.filter((p) =>
-      [...terms(p.title), ...terms(p.section), ...terms(p.body)].includes(term),
-    ).length;
-    if (frequency === 0) return undefined;
-    const n = allPassages.length;
-    const idf = Math.max(Math.log((n - containing + 0.5) / (containing + 0.5)), 1e-6);
-    const average = allPassages.reduce((sum, p) => sum + lengthOf(p), 0) / n;
-    const norm = 1.2 * (1 - 0.75 + (0.75 * lengthOf(passage)) / average);
-    return (idf * frequency * 2.2) / (frequency + norm);
-  }
-
   test('scores are BM25 over title, section (counted twice) and body; best first; sources filter', () => {
     const lens = termOf('lens');
     const hits = index.search([lens], 10, ['paper', 'book']);
-    const expected = passages.map((p) => expectedScore(p, lens, passages));
+    const score = bm25Oracle(passages);
+    const expected = passages.map((_, i) => score(i, [lens]) || undefined);
     assert.deepEqual(
       hits.map((h) => h.passageId).sort(),
       expected.flatMap((score, i) => (score === undefined ? [] : [i + 1])),
@@ -146,30 +156,8 @@ describe('research index', () => {
     const randomIndex = await PassageIndex.build(file);
     file.close();
 
-    const tokens = corpus.map((p) => ({
-      all: [p.title, p.section, p.body].flatMap((f) => f.split(' ').map(termOf)),
-      weighted: new Map<string, number>(),
-      source: p.source,
-    }));
-    corpus.forEach((p, i) => {
-      for (const [field, weight] of [
-        [p.title, 1],
-        [p.section, 2],
-        [p.body, 1],
-      ] as const)
-        for (const t of field.split(' ').map(termOf))
-          tokens[i].weighted.set(t, (tokens[i].weighted.get(t) ?? 0) + weight);
-    });
-    const average = tokens.reduce((sum, t) => sum + t.all.length, 0) / corpus.length;
-    const bm25 = (i: number, terms: string[]) =>
-      terms.reduce((sum, term) => {
-        const frequency = tokens[i].weighted.get(term) ?? 0;
-        if (frequency === 0) return sum;
-        const containing = tokens.filter((t) => t.weighted.has(term)).length;
-        const idf = Math.max(Math.log((corpus.length - containing + 0.5) / (containing + 0.5)), 1e-6);
-        const norm = 1.2 * (1 - 0.75 + (0.75 * tokens[i].all.length) / average);
-        return sum + (idf * frequency * 2.2) / (frequency + norm);
-      }, 0);
+    const bm25 = bm25Oracle(corpus);
+    const sourceOf = (passageId: number) => corpus[passageId - 1].source;
 
     let compared = 0;
     for (let q = 0; q < 60; q++) {
@@ -178,7 +166,7 @@ describe('research index', () => {
       const sources: ('paper' | 'book')[] = q % 5 === 0 ? ['book'] : ['paper', 'book'];
       const exact = corpus
         .map((_, i) => ({ passageId: i + 1, score: bm25(i, terms) }))
-        .filter((h) => h.score > 0 && sources.includes(tokens[h.passageId - 1].source))
+        .filter((h) => h.score > 0 && sources.includes(sourceOf(h.passageId)))
         .sort((a, b) => b.score - a.score || a.passageId - b.passageId)
         .slice(0, k);
       const found = randomIndex.search(terms, k, sources);
