@@ -281,7 +281,11 @@ export class PassageIndex {
  */
 const BOUND_MARGIN = 1e-4;
 
-/** The k-th highest accumulated score among the touched passages (k ≤ count). */
+/**
+ * The k-th highest accumulated score among the touched passages (k ≤ count). Scores only, unlike
+ * `best`: a threshold needs no tie order, and skipping ties at once keeps this cheap when thousands
+ * of passages score the same (sharing `best`'s tie-ordered insertion doubled the p99 at 1 M).
+ */
 function kthBest(accumulator: Float32Array, touched: Int32Array, count: number, k: number): number {
   const best: number[] = [];
   for (let i = 0; i < count; i++) {
