@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
@@ -50,7 +49,7 @@ function bm25Oracle(corpus: Passage[]): (i: number, terms: string[]) => number {
 }
 
 describe('research index', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'research-index-'));
+  const dir = tempDir();
   const db = new SQLite(join(dir, 'corpus.db'));
   const passages: Passage[] = [
     {
