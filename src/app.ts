@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Deps } from './deps.ts';
 import { acceptRequestId } from './http/client.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Operation } from './operations/types.ts';
 import { registerA2a } from './surfaces/a2a.ts';
+import { type DirectReads, directReads } from './surfaces/direct-reads.ts';
 import { registerMcpSurface } from './surfaces/mcp.ts';
 import { registerNewsletterFeeds } from './surfaces/newsletter-feeds.ts';
 import { registerOAuthDeviceFacade } from './surfaces/oauth-device.ts';
@@ -30,6 +32,28 @@ export interface AppOptions {
   extraOperations?: Operation[];
   /** false silences the log (tests); otherwise pino at the configured level. */
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+  /** false: every request through Fastify (tests compare the two ways of answering a GET). */
+  directReads?: boolean;
+}
+
+const directReadsByApp = new WeakMap<FastifyInstance, DirectReads>();
+
+/** The app's direct reads, if it has them (tests check which requests they answered). */
+export function directReadsOf(app: FastifyInstance): DirectReads | undefined {
+  return directReadsByApp.get(app);
+}
+
+/** The HTTP server Fastify would create itself, with its timeouts, around `listener`. */
+function httpServer(
+  options: FastifyServerOptions,
+  listener: (request: IncomingMessage, response: ServerResponse) => void,
+) {
+  const server = createServer(listener);
+  if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
+  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
+  if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout);
+  if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+  return server;
 }
 
 /** Builds the HTTP app from its dependencies. It never reads the environment and never listens. */
@@ -37,7 +61,13 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   const operations = [...OPERATIONS, ...(options.extraOperations ?? [])];
   checkRegistry(operations);
   const loggerOption = options.logger ?? { level: deps.config.logLevel };
+  let direct: DirectReads | undefined;
   const app = Fastify({
+    // GET operations are answered before Fastify routes them (src/surfaces/direct-reads.ts).
+    serverFactory: (handler, serverOptions) =>
+      httpServer(serverOptions, (request, response) => {
+        if (!direct?.serve(request, response)) handler(request, response);
+      }),
     logger:
       loggerOption === false
         ? false
@@ -76,6 +106,16 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
 
   registerRestOperations(app, deps, operations);
+  if (options.directReads !== false) {
+    const reads = directReads(deps, operations, app.log, deps.config.trustProxy);
+    // Once closing starts, Fastify answers (503 to new requests) as it would without direct reads.
+    app.addHook('preClose', (done) => {
+      reads.stop();
+      done();
+    });
+    direct = reads;
+    directReadsByApp.set(app, reads);
+  }
   registerMcpSurface(app, deps, operations);
   registerRestFallbacks(app, deps);
   registerOAuthDeviceFacade(app, deps);

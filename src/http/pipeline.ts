@@ -26,8 +26,9 @@ import { validateInput } from './validate.ts';
 export interface CallResult {
   status: number;
   body: unknown;
-  /** The body already serialized, when the handler had it cached. */
+  /** The body already serialized (text, and UTF-8 bytes), when the handler had it cached. */
   json?: string;
+  bytes?: Buffer;
   headers: Record<string, string>;
 }
 
@@ -288,7 +289,7 @@ async function runSteps(
         : rateHeaders;
     const headers = result.headers ? { ...rated, ...result.headers } : rated;
     if (keyHash) await completeIdempotencyKey(deps.db, keyHash, { status, headers, body: result.body });
-    return { status, body: result.body, json: result.json, headers };
+    return { status, body: result.body, json: result.json, bytes: result.bytes, headers };
   } catch (error) {
     const apiError = error instanceof ApiError ? error : errors.internal();
     if (!(error instanceof ApiError)) {

@@ -74,8 +74,10 @@ export interface OperationContext<Input> {
 export interface OperationResult<Output = unknown> {
   status?: number;
   body: Output;
-  /** `body` already serialized as JSON, when the handler keeps it cached (REST sends it as is). */
+  /** `body` already serialized as JSON, when the handler keeps it cached (batch items embed it). */
   json?: string;
+  /** The same JSON as UTF-8 bytes, when the handler keeps those too (REST sends them as they are). */
+  bytes?: Buffer;
   headers?: Record<string, string>;
   /** Quota policies the handler charged itself (counted only when a side effect really happened). */
   rate?: PolicyOutcome[];

@@ -33,17 +33,21 @@ export class BriefReuse<T> {
   }
 }
 
-const serialized = new WeakMap<object, { body: unknown; json: string }>();
+const serialized = new WeakMap<object, { body: unknown; json: string; bytes: Buffer }>();
 
 /**
  * The answer built from a reused read, serialized once: while `source` (an object BriefReuse hands
- * out again and again) lives, every request gets the same body and JSON text.
+ * out again and again) lives, every request gets the same body, JSON text and UTF-8 bytes.
  */
-export function answerOf<Body>(source: object, build: () => Body): { body: Body; json: string } {
-  let answer = serialized.get(source) as { body: Body; json: string } | undefined;
+export function answerOf<Body>(
+  source: object,
+  build: () => Body,
+): { body: Body; json: string; bytes: Buffer } {
+  let answer = serialized.get(source) as { body: Body; json: string; bytes: Buffer } | undefined;
   if (!answer) {
     const body = build();
-    answer = { body, json: JSON.stringify(body) };
+    const json = JSON.stringify(body);
+    answer = { body, json, bytes: Buffer.from(json) };
     serialized.set(source, answer);
   }
   return answer;

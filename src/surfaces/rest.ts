@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
@@ -6,7 +7,15 @@ import { ApiError, errors } from '../http/errors.ts';
 import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
 import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
 
-function header(request: FastifyRequest, name: string): string | undefined {
+/** What the pipeline reads of an HTTP request: a Fastify request, or node's behind direct reads. */
+export interface HttpRequestView {
+  id: string;
+  ip: string;
+  headers: IncomingHttpHeaders;
+  log?: CallRequest['log'];
+}
+
+function header(request: HttpRequestView, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
@@ -17,7 +26,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * browser cookie riding along must not authenticate an agent call.
  */
 export function callRequestFrom(
-  request: FastifyRequest,
+  request: HttpRequestView,
   input: unknown,
   operations?: readonly Operation[],
   surface: CallRequest['surface'] = 'rest',
@@ -38,7 +47,7 @@ export function callRequestFrom(
 }
 
 /** RFC 9745 Deprecation (a structured date) and RFC 8594 Sunset, from the operation's declaration. */
-function deprecationHeaders(op: Operation): Record<string, string> {
+export function deprecationHeaders(op: Operation): Record<string, string> {
   if (!op.deprecated) return {};
   const headers: Record<string, string> = {
     deprecation: `@${Math.floor(Date.parse(op.deprecated.since) / 1000)}`,
@@ -66,8 +75,8 @@ export function registerRestOperations(
           const result = await runOperation(deps, op, callRequestFrom(request, input, operations));
           reply.code(result.status).headers(result.headers);
           if (deprecation) reply.headers(deprecation);
-          if (result.json !== undefined)
-            return reply.type('application/json; charset=utf-8').send(result.json);
+          const serialized = result.bytes ?? result.json;
+          if (serialized !== undefined) return reply.type('application/json; charset=utf-8').send(serialized);
           return result.body;
         },
       });

@@ -60,6 +60,8 @@ export interface TestAppOptions {
   database?: TestDatabase;
   /** Listen here (a test that registers the app's URL elsewhere first); default: a free port. */
   port?: number;
+  /** false: GET operations go through Fastify too (see src/surfaces/direct-reads.ts). */
+  directReads?: boolean;
 }
 
 /** The real app on a real port with a real database; the clock is the only thing a test controls. */
@@ -85,6 +87,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app = await buildApp(deps, {
       logger: options.logStream ? { level: 'trace', stream: options.logStream } : false,
       extraOperations: options.extraOperations,
+      directReads: options.directReads,
     });
     await app.listen({ port, host: '127.0.0.1' });
   };

@@ -74,6 +74,7 @@ export const setupCheck = defineOperation<Record<string, never>, typeof Output.s
       if (known && known.member === principal.member) return known.result;
       const result = answer(principal, credentialProblem, deps);
       result.json = JSON.stringify(result.body);
+      result.bytes = Buffer.from(result.json);
       answers.set(principal.token, { member: principal.member, result });
       return result;
     }

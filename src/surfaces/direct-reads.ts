@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
+import { parse as parseQuery } from 'fast-querystring';
+import type { Deps } from '../deps.ts';
+import { acceptRequestId } from '../http/client.ts';
+import { errors } from '../http/errors.ts';
+import { type CallResult, renderError, runOperation } from '../http/pipeline.ts';
+import { isRestOperation, type Operation } from '../operations/types.ts';
+import { callRequestFrom, deprecationHeaders } from './rest.ts';
+
+interface Logger {
+  error(details: Record<string, unknown>, message: string): void;
+  info(details: Record<string, unknown>, message: string): void;
+  level: string;
+}
+
+interface DirectRoute {
+  op: Operation;
+  /** Deprecation and Sunset of a deprecated operation, as the Fastify route adds them. */
+  extraHeaders?: Record<string, string>;
+}
+
+export interface DirectReads {
+  /** Answers the request and returns true, or returns false and leaves it to Fastify untouched. */
+  serve(request: IncomingMessage, response: ServerResponse): boolean;
+  /** From now on every request goes to Fastify (it answers 503 while the server closes). */
+  stop(): void;
+  /** How many requests were answered here rather than by Fastify. */
+  readonly answered: number;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The REST GET operations answered straight from node:http, before Fastify routes them: the same
+ * pipeline (`runOperation`), the same request id, client address, query parsing (fast-querystring,
+ * as Fastify's router) and the same status, headers and body as the Fastify route. It exists for
+ * speed: on a cached public read (the upcoming list, an event lookup) Fastify's per-request request
+ * and reply objects, hooks and child logger cost more than the read itself (docs/benchmarks.md).
+ * Anything it is not sure to answer as Fastify would (another method, a request body, a path that
+ * is not byte for byte an operation's, a fragment, a server that is closing) goes to Fastify.
+ */
+export function directReads(
+  deps: Deps,
+  operations: readonly Operation[],
+  log: Logger,
+  trustProxy: boolean,
+): DirectReads {
+  const routes = new Map<string, DirectRoute>();
+  for (const op of operations.filter(isRestOperation)) {
+    if (op.method !== 'GET' || op.inputFrom !== 'query') continue;
+    const extraHeaders = op.deprecated ? deprecationHeaders(op) : undefined;
+    for (const path of [op.path, ...(op.aliases ?? [])]) routes.set(path, { op, extraHeaders });
+  }
+  const trustAll = () => true;
+  const clientIp = trustProxy
+    ? (request: IncomingMessage) => {
+        const addresses = proxyAddr.all(request, trustAll);
+        return addresses[addresses.length - 1];
+      }
+    : (request: IncomingMessage) => request.socket.remoteAddress ?? '';
+  let stopped = false;
+  let answered = 0;
+  // Fastify logs two lines per request at level info and below.
+  const logsRequests = ['trace', 'debug', 'info'].includes(log.level);
+
+  async function answer(
+    route: DirectRoute,
+    request: IncomingMessage,
+    response: ServerResponse,
+    query: string,
+  ): Promise<void> {
+    const started = performance.now();
+    const id = acceptRequestId(request.headers['x-request-id']) ?? randomUUID();
+    // Fastify's two lines per request, when its level would print them.
+    const logRequests = logsRequests;
+    // Through the app's own `req` serializer, as Fastify logs it (method, path, id: never the query).
+    if (logRequests)
+      log.info({ reqId: id, req: { method: 'GET', url: request.url, id } }, 'incoming request');
+    const input = query.length === 0 ? {} : parseQuery(query);
+    const call = callRequestFrom(
+      { id, ip: clientIp(request), headers: request.headers, log },
+      input,
+      operations,
+    );
+    let result: CallResult;
+    try {
+      result = await runOperation(deps, route.op, call);
+    } catch (error) {
+      log.error({ err: error, requestId: id }, 'request failed');
+      result = renderError(errors.internal(), { requestId: id });
+    }
+    const body =
+      result.bytes ?? result.json ?? (result.body === undefined ? undefined : JSON.stringify(result.body));
+    const headers: Record<string, string | number> = {
+      'x-request-id': id,
+      'x-content-type-options': 'nosniff',
+      ...result.headers,
+      ...route.extraHeaders,
+    };
+    if (body !== undefined) {
+      headers['content-type'] = JSON_TYPE;
+      headers['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    }
+    response.writeHead(result.status, headers);
+    response.end(body);
+    if (logRequests)
+      log.info(
+        { reqId: id, res: { statusCode: result.status }, responseTime: performance.now() - started },
+        'request completed',
+      );
+  }
+
+  return {
+    serve(request, response) {
+      if (stopped || request.method !== 'GET') return false;
+      const url = request.url ?? '';
+      const mark = url.indexOf('?');
+      const route = routes.get(mark === -1 ? url : url.slice(0, mark));
+      if (!route || url.includes('#')) return false;
+      const { headers } = request;
+      if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
+      answered++;
+      answer(route, request, response, mark === -1 ? '' : url.slice(mark + 1)).catch((error) => {
+        // Only writing the answer can fail here (the pipeline renders its own errors).
+        log.error({ err: error }, 'direct read failed');
+        if (!response.headersSent) {
+          response.writeHead(500, { 'content-type': JSON_TYPE });
+          response.end(JSON.stringify(errors.internal().body('')));
+        } else response.destroy();
+      });
+      return true;
+    },
+    stop() {
+      stopped = true;
+    },
+    get answered() {
+      return answered;
+    },
+  };
+}

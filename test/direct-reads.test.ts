@@ -1,0 +1,246 @@
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { Type } from '@sinclair/typebox';
+import { directReadsOf } from '../src/app.ts';
+import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
+import { strictObject } from '../src/operations/schemas.ts';
+import { defineOperation } from '../src/operations/types.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { freshDatabase, type TestDatabase } from './helpers/databases.ts';
+import { cacheEvent } from './support/community.ts';
+
+/** Test-only reads: a deprecated, aliased one (Deprecation and Sunset headers) and one that fails. */
+const oldRead = defineOperation<{ note?: string }, { ok: boolean; note?: string }>({
+  id: 'oldRead',
+  method: 'GET',
+  path: '/api/test/old-read',
+  aliases: ['/api/test/older-read'],
+  tag: 'test',
+  summary: 'A deprecated read',
+  description: 'Echoes a note.',
+  credential: 'public',
+  sandbox: 'real',
+  idempotent: false,
+  inputFrom: 'query',
+  input: strictObject({ note: Type.Optional(Type.String({ maxLength: 20 })) }),
+  output: Type.Object({ ok: Type.Boolean(), note: Type.Optional(Type.String()) }),
+  successStatus: 200,
+  errors: [{ status: 400, description: 'note is longer than 20 characters' }],
+  deprecated: { since: '2026-08-01', sunset: '2027-02-01', link: 'https://example.org/changes' },
+  async handler({ input }) {
+    return { body: { ok: true, note: input.note } };
+  },
+});
+const failingRead = defineOperation<{ note?: string }, { ok: boolean; note?: string }>({
+  ...oldRead,
+  id: 'failingRead',
+  path: '/api/test/failing-read',
+  aliases: undefined,
+  deprecated: undefined,
+  async handler() {
+    throw new Error('the database went away');
+  },
+});
+
+interface Wire {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** One raw HTTP/1.1 request, so headers and body are seen exactly as sent. */
+function send(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: string) {
+  return new Promise<Wire>((resolve, reject) => {
+    const { hostname, port } = new URL(baseUrl);
+    const sent =
+      body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    // The path goes out as written (a URL would lose its fragment).
+    const options = { hostname, port, path, method, headers: sent, agent: false };
+    const outgoing = httpRequest(options, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => {
+        text += chunk;
+      });
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text }),
+      );
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+/**
+ * What must match between the two ways of answering: everything but the date and connection lines,
+ * with each server's own address (setup-check and challenges name it) written the same way.
+ */
+function comparable(wire: Wire, baseUrl: string) {
+  const { date, connection, 'keep-alive': keepAlive, ...rest } = wire.headers;
+  const headers = Object.fromEntries(
+    Object.entries(rest).map(([name, value]) => [name, String(value).replaceAll(baseUrl, 'BASE')]),
+  );
+  return { status: wire.status, headers, text: wire.text.replaceAll(baseUrl, 'BASE') };
+}
+
+describe('GET operations answered before Fastify match the Fastify routes byte for byte', () => {
+  let database: TestDatabase;
+  let direct: TestApp;
+  let routed: TestApp;
+  let token: string;
+  let narrowToken: string;
+  let sandboxToken: string;
+  let cookie: string;
+  let eventUrl: string;
+
+  const directLog = new PassThrough();
+  const routedLog = new PassThrough();
+  before(async () => {
+    database = await freshDatabase('sqlite');
+    // Both behind a trusted proxy, so the client address comes from X-Forwarded-For on both.
+    const options = {
+      database,
+      logStream: directLog,
+      limits: { anonymousPerMinute: 60 },
+      config: { trustProxy: true },
+      extraOperations: [oldRead, failingRead],
+    };
+    direct = await startTestApp(options);
+    routed = await startTestApp({ ...options, logStream: routedLog, directReads: false });
+    eventUrl = await cacheEvent(direct, 'direct-read');
+    await cacheEvent(direct, 'second-read', 72);
+    const member = await direct.member('core', 'Ada Direct');
+    token = await direct.token(member, ['read:public', 'events:read_upcoming', 'directory:search']);
+    narrowToken = await direct.token(member, ['events:rsvp']);
+    sandboxToken = await direct.token(member, ['read:public'], { sandbox: true });
+    cookie = `${SESSION_COOKIE}=${await createSession(direct.deps.db, direct.clock, member.id)}`;
+  });
+  after(async () => {
+    await direct?.close();
+    await routed?.close();
+    await database?.drop();
+  });
+
+  test('the same requests, in the same order, get the same status, headers and body', async () => {
+    const eventPath = `/api/events/get?url=${encodeURIComponent(eventUrl)}`;
+    const cases: { path: string; headers?: Record<string, string> }[] = [
+      { path: '/api/events/upcoming' },
+      { path: '/api/events/upcoming?limit=1' },
+      { path: '/api/events/upcoming?limit=%31' },
+      { path: '/api/events/upcoming?limit=0' },
+      { path: '/api/events/upcoming?limit=abc' },
+      { path: '/api/events/upcoming?limit=1&limit=2' },
+      { path: '/api/events/upcoming?bogus=1' },
+      { path: '/api/events/upcoming?' },
+      { path: '/api/events/upcoming', headers: { authorization: `Bearer ${token}` } },
+      { path: '/api/events/upcoming', headers: { authorization: 'Bearer agt_not_a_real_token' } },
+      { path: '/api/events/upcoming', headers: { authorization: `Bearer ${narrowToken}` } },
+      { path: '/api/events/upcoming', headers: { 'x-forwarded-for': '203.0.113.7' } },
+      { path: '/api/events/upcoming', headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.2' } },
+      { path: eventPath },
+      { path: eventPath.replace('url=', 'luma=') },
+      { path: '/api/events/get?url=https://lu.ma/not-cached' },
+      { path: '/api/events/get?url=https://example.com/elsewhere' },
+      { path: '/api/events/get' },
+      { path: '/api/payments/donations' },
+      { path: '/api/floor10/donations?limit=2' },
+      { path: '/api/agent/setup-check' },
+      { path: '/api/agent/setup-check', headers: { authorization: `Bearer ${token}` } },
+      { path: '/api/agent/setup-check', headers: { authorization: `Bearer ${sandboxToken}` } },
+      { path: '/api/directory/search?q=Ada', headers: { authorization: `Bearer ${token}` } },
+      { path: '/api/directory/search?q=Ada' },
+      { path: '/api/tier/me', headers: { cookie } },
+      { path: '/api/tier/me', headers: { authorization: `Bearer ${token}` } },
+      { path: '/api/tier/me' },
+      { path: '/api/activity/me?limit=2', headers: { authorization: `Bearer ${token}` } },
+      { path: '/api/leaderboard' },
+      { path: '/api/resources/list', headers: { authorization: `Bearer ${token}` } },
+      { path: '/api/test/old-read?note=hi' },
+      { path: '/api/test/older-read?note=much-longer-than-twenty' },
+      { path: '/api/test/failing-read' },
+    ];
+    const before = directReadsOf(direct.app)?.answered ?? 0;
+    for (const [index, item] of cases.entries()) {
+      const headers = { 'x-request-id': `compare-${index}`, ...item.headers };
+      const viaDirect = await send(direct.baseUrl, 'GET', item.path, headers);
+      const viaFastify = await send(routed.baseUrl, 'GET', item.path, headers);
+      assert.deepEqual(
+        comparable(viaDirect, direct.baseUrl),
+        comparable(viaFastify, routed.baseUrl),
+        `GET ${item.path}`,
+      );
+    }
+    // Every case was answered directly on one side and by Fastify on the other.
+    assert.equal((directReadsOf(direct.app)?.answered ?? 0) - before, cases.length);
+    assert.equal(directReadsOf(routed.app), undefined);
+  });
+
+  test('the request is logged as Fastify logs it, without its query string', async () => {
+    const lines = (stream: PassThrough) => {
+      const seen: Record<string, unknown>[] = [];
+      stream.on('data', (chunk: Buffer) => {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) {
+          const { time, pid, hostname, responseTime, ...entry } = JSON.parse(line);
+          if (entry.reqId === 'logged') seen.push({ ...entry, timed: typeof responseTime === 'number' });
+        }
+      });
+      return seen;
+    };
+    const directLines = lines(directLog);
+    const routedLines = lines(routedLog);
+    const headers = { 'x-request-id': 'logged', 'x-forwarded-for': '198.51.100.11' };
+    await send(direct.baseUrl, 'GET', '/api/events/upcoming?limit=1', headers);
+    await send(routed.baseUrl, 'GET', '/api/events/upcoming?limit=1', headers);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(directLines, routedLines);
+    assert.deepEqual(
+      directLines.map((entry) => entry.msg),
+      ['incoming request', 'request completed'],
+    );
+    assert.deepEqual(directLines[0].req, { method: 'GET', path: '/api/events/upcoming', id: 'logged' });
+  });
+
+  test('without X-Request-Id each answer carries a fresh id, also in its error body', async () => {
+    // From an address of its own, so the other tests' rate counters stay the same on both servers.
+    const from = { 'x-forwarded-for': '198.51.100.9' };
+    const first = await send(direct.baseUrl, 'GET', '/api/events/upcoming?limit=abc', from);
+    const second = await send(direct.baseUrl, 'GET', '/api/events/upcoming?limit=abc', from);
+    const id = first.headers['x-request-id'];
+    assert.match(String(id), /^[0-9a-f-]{36}$/);
+    assert.notEqual(id, second.headers['x-request-id']);
+    assert.equal(first.status, 400);
+    assert.equal(JSON.parse(first.text).request_id, id);
+  });
+
+  test('what it cannot answer exactly as Fastify goes to Fastify', async () => {
+    const reads = directReadsOf(direct.app);
+    const before = reads?.answered ?? 0;
+    const headers = { 'x-request-id': 'fall-through' };
+    const cases: [string, string, Record<string, string>, string?][] = [
+      ['HEAD', '/api/events/upcoming', headers],
+      ['GET', '/api/events/upcoming', { ...headers, 'content-type': 'application/json' }, '{}'],
+      ['GET', '/api/events/upcomin%67', headers],
+      ['GET', '/api/events/upcoming/', headers],
+      ['GET', '/api/events/upcoming#top', headers],
+      ['POST', '/api/events/upcoming', headers],
+    ];
+    for (const [method, path, sent, body] of cases) {
+      const viaDirect = await send(direct.baseUrl, method, path, sent, body);
+      const viaFastify = await send(routed.baseUrl, method, path, sent, body);
+      assert.deepEqual(
+        comparable(viaDirect, direct.baseUrl),
+        comparable(viaFastify, routed.baseUrl),
+        `${method} ${path}`,
+      );
+    }
+    assert.equal(reads?.answered, before);
+    // The encoded path is still the operation: Fastify decodes it and answers.
+    const encoded = await send(direct.baseUrl, 'GET', '/api/events/upcomin%67', {
+      'x-forwarded-for': '198.51.100.10',
+    });
+    assert.equal(encoded.status, 200);
+    assert.equal(JSON.parse(encoded.text).count, 2);
+  });
+});
