@@ -196,7 +196,7 @@ try {
   ];
   rows.push(...membershipRows);
   const memberReads = await memberReadScenarios(server.url, server.child.pid);
-  rows.push(memberReads.upcoming, memberReads.sequential, memberReads.batch);
+  rows.push(memberReads.upcoming, memberReads.upcomingGzip, memberReads.sequential, memberReads.batch);
   const rssAfter = residentMb(server.child.pid!);
   await server.stop();
 

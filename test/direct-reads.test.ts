@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import { Type } from '@sinclair/typebox';
 import { directReadsOf } from '../src/app.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
+import { acceptsGzip } from '../src/http/compression.ts';
 import { strictObject } from '../src/operations/schemas.ts';
 import { defineOperation } from '../src/operations/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -45,6 +47,7 @@ const failingRead = defineOperation<{ note?: string }, { ok: boolean; note?: str
 });
 
 interface Wire {
+  raw: Buffer;
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
@@ -59,14 +62,14 @@ function send(baseUrl: string, method: string, path: string, headers: Record<str
     // The path goes out as written (a URL would lose its fragment).
     const options = { hostname, port, path, method, headers: sent, agent: false };
     const outgoing = httpRequest(options, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk) => {
-        text += chunk;
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        // latin1 maps bytes to characters one to one: a gzipped body compares exactly too.
+        const text = raw.toString('latin1');
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, raw, text });
       });
-      response.on('end', () =>
-        resolve({ status: response.statusCode ?? 0, headers: response.headers, text }),
-      );
     });
     outgoing.on('error', reject);
     outgoing.end(body);
@@ -110,7 +113,8 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
     direct = await startTestApp(options);
     routed = await startTestApp({ ...options, logStream: routedLog, directReads: false });
     eventUrl = await cacheEvent(direct, 'direct-read');
-    await cacheEvent(direct, 'second-read', 72);
+    // Eight events: the upcoming answer passes the size from which it is also kept gzipped.
+    for (let i = 2; i <= 8; i++) await cacheEvent(direct, `read-${i}`, 24 * i);
     const member = await direct.member('core', 'Ada Direct');
     token = await direct.token(member, ['read:public', 'events:read_upcoming', 'directory:search']);
     narrowToken = await direct.token(member, ['events:rsvp']);
@@ -134,6 +138,10 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       { path: '/api/events/upcoming?limit=1&limit=2' },
       { path: '/api/events/upcoming?bogus=1' },
       { path: '/api/events/upcoming?' },
+      { path: '/api/events/upcoming', headers: { 'accept-encoding': 'gzip, deflate' } },
+      { path: '/api/events/upcoming', headers: { 'accept-encoding': 'br;q=1, gzip;q=0' } },
+      { path: '/api/events/upcoming', headers: { 'accept-encoding': '*' } },
+      { path: '/api/events/upcoming?limit=1', headers: { 'accept-encoding': 'gzip' } },
       { path: '/api/events/upcoming', headers: { authorization: `Bearer ${token}` } },
       { path: '/api/events/upcoming', headers: { authorization: 'Bearer agt_not_a_real_token' } },
       { path: '/api/events/upcoming', headers: { authorization: `Bearer ${narrowToken}` } },
@@ -202,6 +210,38 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
     assert.deepEqual(directLines[0].req, { method: 'GET', path: '/api/events/upcoming', id: 'logged' });
   });
 
+  test('a cached answer of 1 KB or more goes gzipped to a client that accepts gzip, on both paths', async () => {
+    for (const [app, label] of [
+      [direct, 'direct'],
+      [routed, 'fastify'],
+    ] as const) {
+      const from = { 'x-forwarded-for': '198.51.100.12' };
+      const plain = await send(app.baseUrl, 'GET', '/api/events/upcoming', from);
+      const zipped = await send(app.baseUrl, 'GET', '/api/events/upcoming', {
+        ...from,
+        'accept-encoding': 'gzip, deflate, br',
+      });
+      assert.equal(plain.status, 200, label);
+      assert.equal(JSON.parse(plain.text).count, 8, label);
+      assert.ok(plain.raw.length >= 1024, `${label}: ${plain.raw.length} bytes`);
+      assert.equal(plain.headers['content-encoding'], undefined, label);
+      assert.equal(plain.headers.vary, 'accept-encoding', label);
+      assert.equal(zipped.headers['content-encoding'], 'gzip', label);
+      assert.equal(zipped.headers.vary, 'accept-encoding', label);
+      assert.equal(Number(zipped.headers['content-length']), zipped.raw.length, label);
+      assert.ok(zipped.raw.length < plain.raw.length / 2, `${label}: ${zipped.raw.length} bytes gzipped`);
+      assert.deepEqual(gunzipSync(zipped.raw), plain.raw, label);
+      // A small answer is sent as it is, whatever the client accepts.
+      const small = await send(app.baseUrl, 'GET', '/api/events/upcoming?limit=1', {
+        ...from,
+        'accept-encoding': 'gzip',
+      });
+      assert.equal(small.headers['content-encoding'], undefined, label);
+      assert.equal(small.headers.vary, undefined, label);
+      assert.equal(JSON.parse(small.text).count, 1, label);
+    }
+  });
+
   test('without X-Request-Id each answer carries a fresh id, also in its error body', async () => {
     // From an address of its own, so the other tests' rate counters stay the same on both servers.
     const from = { 'x-forwarded-for': '198.51.100.9' };
@@ -241,6 +281,29 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       'x-forwarded-for': '198.51.100.10',
     });
     assert.equal(encoded.status, 200);
-    assert.equal(JSON.parse(encoded.text).count, 2);
+    assert.equal(JSON.parse(encoded.text).count, 8);
   });
+});
+
+test('Accept-Encoding: gzip is taken when named or covered by *, with a weight above zero', () => {
+  const cases: [string | undefined, boolean][] = [
+    [undefined, false],
+    ['', false],
+    ['identity', false],
+    ['deflate, br', false],
+    ['gzip', true],
+    ['GZip', true],
+    ['x-gzip', true],
+    ['gzip, deflate, br', true],
+    ['br;q=1.0, gzip;q=0.5', true],
+    ['gzip;q=0', false],
+    ['gzip; q=0.000', false],
+    ['gzip;q=abc', false],
+    ['*', true],
+    ['identity, *;q=0.1', true],
+    ['*;q=0', false],
+    ['gzip;q=0, *', false],
+    ['*, gzip;q=0', false],
+  ];
+  for (const [header, expected] of cases) assert.equal(acceptsGzip(header), expected, String(header));
 });

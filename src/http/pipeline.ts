@@ -26,9 +26,10 @@ import { validateInput } from './validate.ts';
 export interface CallResult {
   status: number;
   body: unknown;
-  /** The body already serialized (text, and UTF-8 bytes), when the handler had it cached. */
+  /** The body already serialized (text, UTF-8 bytes, gzipped bytes), when the handler had it cached. */
   json?: string;
   bytes?: Buffer;
+  gzipped?: () => Buffer;
   headers: Record<string, string>;
 }
 
@@ -289,7 +290,14 @@ async function runSteps(
         : rateHeaders;
     const headers = result.headers ? { ...rated, ...result.headers } : rated;
     if (keyHash) await completeIdempotencyKey(deps.db, keyHash, { status, headers, body: result.body });
-    return { status, body: result.body, json: result.json, bytes: result.bytes, headers };
+    return {
+      status,
+      body: result.body,
+      json: result.json,
+      bytes: result.bytes,
+      gzipped: result.gzipped,
+      headers,
+    };
   } catch (error) {
     const apiError = error instanceof ApiError ? error : errors.internal();
     if (!(error instanceof ApiError)) {

@@ -78,6 +78,8 @@ export interface OperationResult<Output = unknown> {
   json?: string;
   /** The same JSON as UTF-8 bytes, when the handler keeps those too (REST sends them as they are). */
   bytes?: Buffer;
+  /** Those bytes gzipped, made once (REST sends them to a client that accepts gzip). */
+  gzipped?: () => Buffer;
   headers?: Record<string, string>;
   /** Quota policies the handler charged itself (counted only when a side effect really happened). */
   rate?: PolicyOutcome[];

@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.ts';
+import { gzipOnce } from '../http/compression.ts';
 
 /**
  * A read one instance may reuse for a moment: hot public reads (the upcoming list, the donor wall)
@@ -33,21 +34,27 @@ export class BriefReuse<T> {
   }
 }
 
-const serialized = new WeakMap<object, { body: unknown; json: string; bytes: Buffer }>();
+interface Answer<Body> {
+  body: Body;
+  json: string;
+  bytes: Buffer;
+  /** Gzipped once, the first time a client accepts it (large answers only). */
+  gzipped?: () => Buffer;
+}
+
+const serialized = new WeakMap<object, Answer<unknown>>();
 
 /**
  * The answer built from a reused read, serialized once: while `source` (an object BriefReuse hands
- * out again and again) lives, every request gets the same body, JSON text and UTF-8 bytes.
+ * out again and again) lives, every request gets the same body, JSON text and bytes (plain, gzipped).
  */
-export function answerOf<Body>(
-  source: object,
-  build: () => Body,
-): { body: Body; json: string; bytes: Buffer } {
-  let answer = serialized.get(source) as { body: Body; json: string; bytes: Buffer } | undefined;
+export function answerOf<Body>(source: object, build: () => Body): Answer<Body> {
+  let answer = serialized.get(source) as Answer<Body> | undefined;
   if (!answer) {
     const body = build();
     const json = JSON.stringify(body);
-    answer = { body, json, bytes: Buffer.from(json) };
+    const bytes = Buffer.from(json);
+    answer = { body, json, bytes, gzipped: gzipOnce(bytes) };
     serialized.set(source, answer);
   }
   return answer;

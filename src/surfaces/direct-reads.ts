@@ -4,6 +4,7 @@ import proxyAddr from '@fastify/proxy-addr';
 import { parse as parseQuery } from 'fast-querystring';
 import type { Deps } from '../deps.ts';
 import { acceptRequestId } from '../http/client.ts';
+import { serializedPayload } from '../http/compression.ts';
 import { errors } from '../http/errors.ts';
 import { type CallResult, renderError, runOperation } from '../http/pipeline.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
@@ -31,6 +32,10 @@ export interface DirectReads {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
 
 /**
  * The REST GET operations answered straight from node:http, before Fastify routes them: the same
@@ -91,13 +96,14 @@ export function directReads(
       log.error({ err: error, requestId: id }, 'request failed');
       result = renderError(errors.internal(), { requestId: id });
     }
-    const body =
-      result.bytes ?? result.json ?? (result.body === undefined ? undefined : JSON.stringify(result.body));
+    const serialized = serializedPayload(result, first(request.headers['accept-encoding']));
+    const body = serialized?.payload ?? (result.body === undefined ? undefined : JSON.stringify(result.body));
     const headers: Record<string, string | number> = {
       'x-request-id': id,
       'x-content-type-options': 'nosniff',
       ...result.headers,
       ...route.extraHeaders,
+      ...serialized?.headers,
     };
     if (body !== undefined) {
       headers['content-type'] = JSON_TYPE;

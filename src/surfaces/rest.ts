@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Deps } from '../deps.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
+import { serializedPayload } from '../http/compression.ts';
 import { ApiError, errors } from '../http/errors.ts';
 import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
 import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
@@ -75,9 +76,10 @@ export function registerRestOperations(
           const result = await runOperation(deps, op, callRequestFrom(request, input, operations));
           reply.code(result.status).headers(result.headers);
           if (deprecation) reply.headers(deprecation);
-          const serialized = result.bytes ?? result.json;
-          if (serialized !== undefined) return reply.type('application/json; charset=utf-8').send(serialized);
-          return result.body;
+          const serialized = serializedPayload(result, header(request, 'accept-encoding'));
+          if (serialized === undefined) return result.body;
+          if (serialized.headers) reply.headers(serialized.headers);
+          return reply.type('application/json; charset=utf-8').send(serialized.payload);
         },
       });
     }

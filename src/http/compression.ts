@@ -1,0 +1,63 @@
+import { gzipSync } from 'node:zlib';
+
+/** Below this a gzipped answer saves less than its extra headers cost. */
+const GZIP_FROM_BYTES = 1024;
+
+/**
+ * The gzipped form of a cached answer, made the first time a client accepts it and kept while the
+ * answer is (so compression costs once per cached answer, not once per request). Undefined when the
+ * answer is too small to be worth it.
+ */
+export function gzipOnce(bytes: Buffer): (() => Buffer) | undefined {
+  if (bytes.length < GZIP_FROM_BYTES) return undefined;
+  let gzipped: Buffer | undefined;
+  return () => {
+    gzipped ??= gzipSync(bytes);
+    return gzipped;
+  };
+}
+
+/** Whether an Accept-Encoding header (RFC 9110 §12.5.3) takes gzip: named, or `*`, with q > 0. */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  let wildcard = false;
+  for (const item of header.split(',')) {
+    const [coding, ...parameters] = item.split(';');
+    const name = coding.trim().toLowerCase();
+    if (name !== 'gzip' && name !== 'x-gzip' && name !== '*') continue;
+    let weight = 1;
+    for (const parameter of parameters) {
+      const [key, value] = parameter.split('=');
+      if (key.trim().toLowerCase() === 'q') weight = Number(value?.trim());
+    }
+    const accepted = weight > 0;
+    if (name !== '*') return accepted;
+    wildcard = accepted;
+  }
+  return wildcard;
+}
+
+const VARY = { vary: 'accept-encoding' };
+const GZIPPED = { 'content-encoding': 'gzip', vary: 'accept-encoding' };
+
+export interface SerializedAnswer {
+  json?: string;
+  bytes?: Buffer;
+  gzipped?: () => Buffer;
+}
+
+/**
+ * What REST sends for an answer the handler had serialized: its gzipped bytes when it has them and
+ * the client accepts gzip, else its UTF-8 bytes (or text); `Vary` whenever the choice was open.
+ * Undefined when the answer was not serialized ahead (the surface serializes the body itself).
+ */
+export function serializedPayload(
+  answer: SerializedAnswer,
+  acceptEncoding: string | undefined,
+): { payload: Buffer | string; headers?: Record<string, string> } | undefined {
+  const plain = answer.bytes ?? answer.json;
+  if (plain === undefined) return undefined;
+  if (!answer.gzipped) return { payload: plain };
+  if (!acceptsGzip(acceptEncoding)) return { payload: plain, headers: VARY };
+  return { payload: answer.gzipped(), headers: GZIPPED };
+}
