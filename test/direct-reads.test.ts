@@ -3,40 +3,18 @@ import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { Type } from '@sinclair/typebox';
 import { directReadsOf } from '../src/app.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { acceptsGzip } from '../src/http/compression.ts';
-import { strictObject } from '../src/operations/schemas.ts';
 import { defineOperation } from '../src/operations/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { freshDatabase, type TestDatabase } from './helpers/databases.ts';
 import { cacheEvent } from './support/community.ts';
+import { legacyEcho } from './support/test-operations.ts';
 
-/** Test-only reads: a deprecated, aliased one (Deprecation and Sunset headers) and one that fails. */
-const oldRead = defineOperation<{ note?: string }, { ok: boolean; note?: string }>({
-  id: 'oldRead',
-  method: 'GET',
-  path: '/api/test/old-read',
-  aliases: ['/api/test/older-read'],
-  tag: 'test',
-  summary: 'A deprecated read',
-  description: 'Echoes a note.',
-  credential: 'public',
-  sandbox: 'real',
-  idempotent: false,
-  inputFrom: 'query',
-  input: strictObject({ note: Type.Optional(Type.String({ maxLength: 20 })) }),
-  output: Type.Object({ ok: Type.Boolean(), note: Type.Optional(Type.String()) }),
-  successStatus: 200,
-  errors: [{ status: 400, description: 'note is longer than 20 characters' }],
-  deprecated: { since: '2026-08-01', sunset: '2027-02-01', link: 'https://example.org/changes' },
-  async handler({ input }) {
-    return { body: { ok: true, note: input.note } };
-  },
-});
+/** A test-only read that fails inside its handler. */
 const failingRead = defineOperation<{ note?: string }, { ok: boolean; note?: string }>({
-  ...oldRead,
+  ...legacyEcho,
   id: 'failingRead',
   path: '/api/test/failing-read',
   aliases: undefined,
@@ -108,7 +86,7 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       logStream: directLog,
       limits: { anonymousPerMinute: 60 },
       config: { trustProxy: true },
-      extraOperations: [oldRead, failingRead],
+      extraOperations: [legacyEcho, failingRead],
     };
     direct = await startTestApp(options);
     routed = await startTestApp({ ...options, logStream: routedLog, directReads: false });
@@ -165,8 +143,8 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       { path: '/api/activity/me?limit=2', headers: { authorization: `Bearer ${token}` } },
       { path: '/api/leaderboard' },
       { path: '/api/resources/list', headers: { authorization: `Bearer ${token}` } },
-      { path: '/api/test/old-read?note=hi' },
-      { path: '/api/test/older-read?note=much-longer-than-twenty' },
+      { path: '/api/test/legacy-echo?note=hi' },
+      { path: '/api/test/old-echo?note=much-longer-than-twenty' },
       { path: '/api/test/failing-read' },
     ];
     const before = directReadsOf(direct.app)?.answered ?? 0;

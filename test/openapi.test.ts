@@ -4,39 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Type } from '@sinclair/typebox';
 import { parseItem } from 'structured-headers';
 import { SCOPE_CATALOG } from '../src/domain/auth/scopes.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
-import { strictObject } from '../src/operations/schemas.ts';
-import { defineOperation, isRestOperation, type Operation } from '../src/operations/types.ts';
+import { isRestOperation, type Operation } from '../src/operations/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { legacyEcho } from './support/test-operations.ts';
 
 const EVERY_SCOPE = Object.keys(SCOPE_CATALOG).sort();
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
-
-/** A test-only operation: deprecated, aliased, and with markup in its prose to check the escaping. */
-const legacyEcho = defineOperation<{ note?: string }, { ok: boolean; note?: string }>({
-  id: 'legacyEcho',
-  method: 'GET',
-  path: '/api/test/legacy-echo',
-  aliases: ['/api/test/old-echo'],
-  tag: 'test',
-  summary: 'Legacy echo <script>alert("summary")</script>',
-  description: 'Echoes a note & "quotes" <img src=x onerror=alert(1)>.',
-  credential: 'public',
-  sandbox: 'real',
-  idempotent: false,
-  inputFrom: 'query',
-  input: strictObject({ note: Type.Optional(Type.String({ maxLength: 20 })) }),
-  output: Type.Object({ ok: Type.Boolean(), note: Type.Optional(Type.String()) }),
-  successStatus: 200,
-  errors: [{ status: 400, description: 'note is longer than 20 characters' }],
-  deprecated: { since: '2026-08-01', sunset: '2027-02-01', link: 'https://example.org/changes' },
-  async handler({ input }) {
-    return { body: { ok: true, note: input.note } };
-  },
-});
 
 /** What OpenAPI describes: the operations with a REST path (MCP/A2A-only ones are not in it). */
 const ALL = [...OPERATIONS, legacyEcho].filter(isRestOperation);

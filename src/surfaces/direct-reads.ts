@@ -74,14 +74,12 @@ export function directReads(
     route: DirectRoute,
     request: IncomingMessage,
     response: ServerResponse,
+    id: string,
     query: string,
   ): Promise<void> {
     const started = performance.now();
-    const id = acceptRequestId(request.headers['x-request-id']) ?? randomUUID();
-    // Fastify's two lines per request, when its level would print them.
-    const logRequests = logsRequests;
     // Through the app's own `req` serializer, as Fastify logs it (method, path, id: never the query).
-    if (logRequests)
+    if (logsRequests)
       log.info({ reqId: id, req: { method: 'GET', url: request.url, id } }, 'incoming request');
     const input = query.length === 0 ? {} : parseQuery(query);
     const call = callRequestFrom(
@@ -111,7 +109,7 @@ export function directReads(
     }
     response.writeHead(result.status, headers);
     response.end(body);
-    if (logRequests)
+    if (logsRequests)
       log.info(
         { reqId: id, res: { statusCode: result.status }, responseTime: performance.now() - started },
         'request completed',
@@ -128,13 +126,14 @@ export function directReads(
       const { headers } = request;
       if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
       answered++;
-      answer(route, request, response, mark === -1 ? '' : url.slice(mark + 1)).catch((error) => {
+      const id = acceptRequestId(headers['x-request-id']) ?? randomUUID();
+      answer(route, request, response, id, mark === -1 ? '' : url.slice(mark + 1)).catch((error) => {
         // Only writing the answer can fail here (the pipeline renders its own errors).
-        log.error({ err: error }, 'direct read failed');
-        if (!response.headersSent) {
-          response.writeHead(500, { 'content-type': JSON_TYPE });
-          response.end(JSON.stringify(errors.internal().body('')));
-        } else response.destroy();
+        log.error({ err: error, requestId: id }, 'request failed');
+        if (response.headersSent) return response.destroy();
+        const failure = renderError(errors.internal(), { requestId: id });
+        response.writeHead(failure.status, { 'x-request-id': id, 'content-type': JSON_TYPE });
+        response.end(JSON.stringify(failure.body));
       });
       return true;
     },
