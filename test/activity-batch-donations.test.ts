@@ -89,6 +89,13 @@ for (const engine of engines) {
         '/api/payments/donations',
         '/api/floor10/donations?limit=1',
         '/api/events/get',
+        // Query strings parsed as for a direct call: repeated names, escapes, an empty or second `?`.
+        '/api/events/upcoming?limit=1&limit=2',
+        '/api/events/upcoming?limit=%31',
+        '/api/events/upcoming?',
+        '/api/events/get?url=https%3A%2F%2Flu.ma%2Fbatch-one',
+        '/api/events/upcoming?limit=1?x=2',
+        '/api/events/get?url=https://lu.ma/batch-one&url=https://lu.ma/batch-two',
       ];
       const items = Array.from({ length: 20 }, (_, i) => ({
         id: `item-${i}`,
