@@ -1,7 +1,7 @@
 // Calibration: Fastify answering a fixed body and headers the size of setup-check's, doing no work.
 // The distance from (a) to this row is the framework's; the distance from this row to (b) is ours.
 import Fastify from 'fastify';
-import { headers, upcoming } from './floor-payloads.mjs';
+import { headers, upcoming, upcomingHeaders } from './floor-payloads.mjs';
 
 const body = {
   ready: true,
@@ -38,7 +38,7 @@ app.get('/', async (_request, reply) => {
   return body;
 });
 app.get('/upcoming', async (_request, reply) => {
-  reply.headers(headers);
+  reply.headers(upcomingHeaders);
   return reply.type('application/json; charset=utf-8').send(upcoming);
 });
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

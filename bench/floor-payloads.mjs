@@ -8,6 +8,8 @@ export const headers = {
   'x-request-id': '6f1c2f64-5b0e-4d7e-9a51-0d7c9a1b2c3d',
   'x-content-type-options': 'nosniff',
 };
+// (f)'s answer also says Vary: it is gzipped for clients that accept gzip.
+export const upcomingHeaders = { ...headers, vary: 'accept-encoding' };
 // The size of scenario (f)'s answer: twenty upcoming events, already serialized.
 const start = Date.parse('2026-12-01T18:00:00Z');
 export const upcoming = JSON.stringify({

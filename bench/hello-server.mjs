@@ -1,17 +1,17 @@
 // Baseline: the smallest useful node:http JSON server.
 // Its /upcoming path sends (f)'s answer and headers: the floor of node:http alone for that payload.
 import { createServer } from 'node:http';
-import { headers, upcoming } from './floor-payloads.mjs';
+import { upcoming, upcomingHeaders } from './floor-payloads.mjs';
 
 const body = JSON.stringify({ hello: 'world' });
-const upcomingHeaders = {
-  ...headers,
+const upcomingReply = {
+  ...upcomingHeaders,
   'content-type': 'application/json; charset=utf-8',
   'content-length': Buffer.byteLength(upcoming),
 };
 createServer((request, response) => {
   if (request.url === '/upcoming') {
-    response.writeHead(200, upcomingHeaders);
+    response.writeHead(200, upcomingReply);
     response.end(upcoming);
     return;
   }
