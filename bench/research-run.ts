@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realCorpusFiles } from '../src/domain/research/real-corpus.ts';
 import { askLatency, relevance, replicate } from './research.ts';
-import { cli, report } from './support.ts';
+import { cli, pinLoadGenerator, report } from './support.ts';
 
 export async function researchBench(sizes: number[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'agent-commons-research-'));
@@ -59,6 +59,7 @@ export async function researchBench(sizes: number[]): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  pinLoadGenerator();
   const sizes = (process.env.RESEARCH_BENCH_SIZES ?? '100000,1000000').split(',').map(Number);
   await researchBench(sizes);
 }

@@ -77,8 +77,10 @@ async function expectMembership(
     throw new Error(`${label}: ${response.status} ${text}`);
 }
 
+// Servers run on core 0 (startProcess); this process, and autocannon in it, on core 1.
+const pinned = pinLoadGenerator();
 console.log(
-  `agent-commons benchmark: ${CONNECTIONS} connections, ${SECONDS} s per scenario, database ${env.DATABASE_URL}`,
+  `agent-commons benchmark: ${CONNECTIONS} connections, ${SECONDS} s per scenario, database ${env.DATABASE_URL}${pinned ? '; servers on core 0, load generator on core 1' : '; cores not pinned'}`,
 );
 const rows: Figures[] = [];
 try {
