@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { directReadsOf } from '../src/app.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
-import { acceptsGzip } from '../src/http/compression.ts';
+import { acceptsGzip } from '../src/http/serialized-answers.ts';
 import { defineOperation } from '../src/operations/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { freshDatabase, type TestDatabase } from './helpers/databases.ts';

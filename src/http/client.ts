@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { parse } from 'fast-querystring';
 
 /** IPv6 clients are keyed by their /64: one host usually holds a whole prefix. */
 export function rateKeyForIp(ip: string): string {
@@ -36,4 +37,12 @@ export function readCookie(header: string | undefined, name: string): string | u
     }
   }
   return undefined;
+}
+
+/**
+ * An operation's query input from the text after `?`, parsed as Fastify's router parses it
+ * (fast-querystring: repeated names become lists), for direct reads and batch items alike.
+ */
+export function queryInput(query: string): Record<string, unknown> {
+  return query.length === 0 ? {} : parse(query);
 }

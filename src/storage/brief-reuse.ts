@@ -1,5 +1,4 @@
 import type { Deps } from '../deps.ts';
-import { gzipOnce } from '../http/compression.ts';
 
 /**
  * A read one instance may reuse for a moment: hot public reads (the upcoming list, the donor wall)
@@ -32,30 +31,4 @@ export class BriefReuse<T> {
   forget(deps: Deps): void {
     this.entries.delete(deps.database);
   }
-}
-
-interface Answer<Body> {
-  body: Body;
-  json: string;
-  bytes: Buffer;
-  /** Gzipped once, the first time a client accepts it (large answers only). */
-  gzipped?: () => Buffer;
-}
-
-const serialized = new WeakMap<object, Answer<unknown>>();
-
-/**
- * The answer built from a reused read, serialized once: while `source` (an object BriefReuse hands
- * out again and again) lives, every request gets the same body, JSON text and bytes (plain, gzipped).
- */
-export function answerOf<Body>(source: object, build: () => Body): Answer<Body> {
-  let answer = serialized.get(source) as Answer<Body> | undefined;
-  if (!answer) {
-    const body = build();
-    const json = JSON.stringify(body);
-    const bytes = Buffer.from(json);
-    answer = { body, json, bytes, gzipped: gzipOnce(bytes) };
-    serialized.set(source, answer);
-  }
-  return answer;
 }

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
-import { parse as parseQuery } from 'fast-querystring';
 import type { Deps } from '../deps.ts';
-import { acceptRequestId } from '../http/client.ts';
-import { serializedPayload } from '../http/compression.ts';
+import { acceptRequestId, queryInput } from '../http/client.ts';
 import { errors } from '../http/errors.ts';
 import { type CallResult, renderError, runOperation } from '../http/pipeline.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
-import { callRequestFrom, deprecationHeaders } from './rest.ts';
+import { callRequestFrom, deprecationHeaders, header, JSON_TYPE, restAnswer } from './rest.ts';
 
 interface Logger {
   error(details: Record<string, unknown>, message: string): void;
@@ -29,12 +27,6 @@ export interface DirectReads {
   stop(): void;
   /** How many requests were answered here rather than by Fastify. */
   readonly answered: number;
-}
-
-const JSON_TYPE = 'application/json; charset=utf-8';
-
-function first(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /**
@@ -81,10 +73,9 @@ export function directReads(
     // Through the app's own `req` serializer, as Fastify logs it (method, path, id: never the query).
     if (logsRequests)
       log.info({ reqId: id, req: { method: 'GET', url: request.url, id } }, 'incoming request');
-    const input = query.length === 0 ? {} : parseQuery(query);
     const call = callRequestFrom(
       { id, ip: clientIp(request), headers: request.headers, log },
-      input,
+      queryInput(query),
       operations,
     );
     let result: CallResult;
@@ -94,21 +85,19 @@ export function directReads(
       log.error({ err: error, requestId: id }, 'request failed');
       result = renderError(errors.internal(), { requestId: id });
     }
-    const serialized = serializedPayload(result, first(request.headers['accept-encoding']));
-    const body = serialized?.payload ?? (result.body === undefined ? undefined : JSON.stringify(result.body));
+    const answer = restAnswer(result, route.extraHeaders, header(request, 'accept-encoding'));
     const headers: Record<string, string | number> = {
       'x-request-id': id,
       'x-content-type-options': 'nosniff',
-      ...result.headers,
-      ...route.extraHeaders,
-      ...serialized?.headers,
+      ...answer.headers,
     };
-    if (body !== undefined) {
+    const { payload } = answer;
+    if (payload !== undefined) {
       headers['content-type'] = JSON_TYPE;
-      headers['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+      headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
     }
-    response.writeHead(result.status, headers);
-    response.end(body);
+    response.writeHead(answer.status, headers);
+    response.end(payload);
     if (logsRequests)
       log.info(
         { reqId: id, res: { statusCode: result.status }, responseTime: performance.now() - started },

@@ -3,9 +3,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Deps } from '../deps.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
-import { serializedPayload } from '../http/compression.ts';
 import { ApiError, errors } from '../http/errors.ts';
-import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
+import { type CallResult, chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
+import { serializedPayload } from '../http/serialized-answers.ts';
 import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
 
 /** What the pipeline reads of an HTTP request: a Fastify request, or node's behind direct reads. */
@@ -16,7 +16,7 @@ export interface HttpRequestView {
   log?: CallRequest['log'];
 }
 
-function header(request: HttpRequestView, name: string): string | undefined {
+export function header(request: { headers: IncomingHttpHeaders }, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
@@ -58,6 +58,28 @@ export function deprecationHeaders(op: Operation): Record<string, string> {
   return headers;
 }
 
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * What REST sends for a pipeline result, on the Fastify route and on direct reads alike: the status,
+ * the headers beyond the request-id pair (the result's, the operation's deprecation, the encoding's)
+ * and the JSON payload (the cached bytes, gzipped when the client takes gzip, or the body serialized).
+ */
+export function restAnswer(
+  result: CallResult,
+  deprecation: Record<string, string> | undefined,
+  acceptEncoding: string | undefined,
+): { status: number; headers: Record<string, string>; payload?: Buffer | string } {
+  const serialized = serializedPayload(result, acceptEncoding);
+  const payload =
+    serialized?.payload ?? (result.body === undefined ? undefined : JSON.stringify(result.body));
+  const headers =
+    deprecation || serialized?.headers
+      ? { ...result.headers, ...deprecation, ...serialized?.headers }
+      : result.headers;
+  return { status: result.status, headers, payload };
+}
+
 export function registerRestOperations(
   app: FastifyInstance,
   deps: Deps,
@@ -74,12 +96,10 @@ export function registerRestOperations(
         handler: async (request: FastifyRequest, reply: FastifyReply) => {
           const input = op.inputFrom === 'query' ? request.query : request.body;
           const result = await runOperation(deps, op, callRequestFrom(request, input, operations));
-          reply.code(result.status).headers(result.headers);
-          if (deprecation) reply.headers(deprecation);
-          const serialized = serializedPayload(result, header(request, 'accept-encoding'));
-          if (serialized === undefined) return result.body;
-          if (serialized.headers) reply.headers(serialized.headers);
-          return reply.type('application/json; charset=utf-8').send(serialized.payload);
+          const answer = restAnswer(result, deprecation, header(request, 'accept-encoding'));
+          reply.code(answer.status).headers(answer.headers);
+          if (answer.payload === undefined) return reply.send();
+          return reply.type(JSON_TYPE).send(answer.payload);
         },
       });
     }

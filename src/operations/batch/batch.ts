@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { parse as parseQuery } from 'fast-querystring';
+import { queryInput } from '../../http/client.ts';
 import { runOperation } from '../../http/pipeline.ts';
 import { strictObject } from '../schemas.ts';
 import { callWithInput, defineOperation, type Operation } from '../types.ts';
@@ -94,8 +94,7 @@ export const batchPublicReads = defineOperation<typeof Input.static, typeof Outp
         bodies.push(Buffer.from(JSON.stringify(body)));
         continue;
       }
-      // The query parsed as for a direct call (Fastify's parser): repeated names become lists.
-      const query = mark === -1 || mark === item.path.length - 1 ? {} : parseQuery(item.path.slice(mark + 1));
+      const query = queryInput(mark === -1 ? '' : item.path.slice(mark + 1));
       const answer = await runOperation(deps, op, callWithInput(request, query, undefined, true));
       results.push({
         id: item.id,

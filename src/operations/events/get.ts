@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { lookupEvent, resolveEventUrl } from '../../domain/events/events.ts';
 import { ApiError, errors } from '../../http/errors.ts';
-import { answerOf } from '../../storage/brief-reuse.ts';
+import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { EventSchema } from './event-schema.ts';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { listUpcoming } from '../../domain/events/events.ts';
-import { answerOf } from '../../storage/brief-reuse.ts';
+import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { EventSchema } from './event-schema.ts';

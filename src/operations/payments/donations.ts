@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { donorWall } from '../../domain/payments/donations.ts';
-import { answerOf } from '../../storage/brief-reuse.ts';
+import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

@@ -1,3 +1,5 @@
+// Answers kept serialized (hot public reads): built once, sent as UTF-8 bytes, or gzipped to a
+// client that accepts gzip.
 import { gzipSync } from 'node:zlib';
 
 /** Below this a gzipped answer saves less than its extra headers cost. */
@@ -8,7 +10,7 @@ const GZIP_FROM_BYTES = 1024;
  * answer is (so compression costs once per cached answer, not once per request). Undefined when the
  * answer is too small to be worth it.
  */
-export function gzipOnce(bytes: Buffer): (() => Buffer) | undefined {
+function gzipOnce(bytes: Buffer): (() => Buffer) | undefined {
   if (bytes.length < GZIP_FROM_BYTES) return undefined;
   let gzipped: Buffer | undefined;
   return () => {
@@ -39,6 +41,32 @@ export function acceptsGzip(header: string | undefined): boolean {
 
 const VARY = { vary: 'accept-encoding' };
 const GZIPPED = { 'content-encoding': 'gzip', vary: 'accept-encoding' };
+
+export interface Answer<Body> {
+  body: Body;
+  json: string;
+  bytes: Buffer;
+  /** Gzipped once, the first time a client accepts it (large answers only). */
+  gzipped?: () => Buffer;
+}
+
+const serialized = new WeakMap<object, Answer<unknown>>();
+
+/**
+ * The answer built from a reused read, serialized once: while `source` (an object BriefReuse in
+ * storage/brief-reuse.ts hands out again and again) lives, every request gets the same body, JSON text and bytes (plain, gzipped).
+ */
+export function answerOf<Body>(source: object, build: () => Body): Answer<Body> {
+  let answer = serialized.get(source) as Answer<Body> | undefined;
+  if (!answer) {
+    const body = build();
+    const json = JSON.stringify(body);
+    const bytes = Buffer.from(json);
+    answer = { body, json, bytes, gzipped: gzipOnce(bytes) };
+    serialized.set(source, answer);
+  }
+  return answer;
+}
 
 export interface SerializedAnswer {
   json?: string;
