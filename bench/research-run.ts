@@ -52,7 +52,7 @@ export async function researchBench(sizes: number[]): Promise<void> {
       );
       rows.push(...(await askLatency(env, `${Math.round(grown.total / 1000)}k passages`)));
     }
-    report(rows, [rows[0]]);
+    report(rows);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

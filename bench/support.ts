@@ -116,15 +116,20 @@ export async function load(name: string, options: autocannon.Options, pid?: numb
   };
 }
 
-/** Each row's "vs (a)" is against the last of `baselines` above it (the first one for rows before any). */
-export function report(rows: Figures[], baselines: Figures[]): void {
+/**
+ * Each row's "vs (a)" is against the last of `baselines` above it (the first one for rows before
+ * any); with no baselines (the research rows, which have no hello world to compare with) no such column.
+ */
+export function report(rows: Figures[], baselines: Figures[] = []): void {
   let baseline = baselines[0];
   const table = rows.map((r) => {
     if (baselines.includes(r)) baseline = r;
     return {
       scenario: r.name,
       'req/s': r.requestsPerSecond,
-      'vs (a)': `${Math.round((100 * r.requestsPerSecond) / baseline.requestsPerSecond)}%`,
+      ...(baseline && {
+        'vs (a)': `${Math.round((100 * r.requestsPerSecond) / baseline.requestsPerSecond)}%`,
+      }),
       'p50 ms': r.p50,
       'p99 ms': r.p99,
       non2xx: r.non2xx,
