@@ -13,6 +13,13 @@ export type Authentication = {
 
 const BEARER = /^Bearer[ ]+(\S*)\s*$/i;
 
+/** A call that presents no credential: anonymous, with nothing to look up. */
+export const NO_CREDENTIAL: Readonly<Authentication> = Object.freeze({ principal: ANONYMOUS });
+
+export function presentsCredential(request: CallRequest): boolean {
+  return request.authorization !== undefined || Boolean(request.sessionId);
+}
+
 /**
  * Reads the credential once and passes the principal down; nothing later verifies it again.
  * A presented but refused bearer is reported as `problem`, and the operation decides what it means.
@@ -52,5 +59,5 @@ export async function authenticate(deps: Deps, request: CallRequest, now: number
       problem: errors.unauthorized('session_expired', 'The browser session has expired; sign in again.'),
     };
   }
-  return { principal: ANONYMOUS };
+  return NO_CREDENTIAL;
 }

@@ -2,7 +2,7 @@ import type { Deps } from '../deps.ts';
 import { recordActivity } from '../domain/activity/activity.ts';
 import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
 import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
-import { authenticate } from './authenticate.ts';
+import { authenticate, NO_CREDENTIAL, presentsCredential } from './authenticate.ts';
 import { SHORT_WINDOW_SECONDS } from './counter-stores.ts';
 import { ApiError, errors } from './errors.ts';
 import {
@@ -208,7 +208,8 @@ async function runSteps(
   let charged: PolicyOutcome[] = [];
   let principal: Principal = ANONYMOUS;
   try {
-    const auth = await authenticate(deps, request, now);
+    // Anonymous calls (the hot public reads) skip the lookup and the await it would cost.
+    const auth = presentsCredential(request) ? await authenticate(deps, request, now) : NO_CREDENTIAL;
     principal = auth.principal;
     caller.principal = principal;
     const credentialRequired = op.credential === 'bearer' || op.credential === 'bearer_or_session';

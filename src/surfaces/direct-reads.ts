@@ -85,18 +85,13 @@ export function directReads(
       log.error({ err: error, requestId: id }, 'request failed');
       result = renderError(errors.internal(), { requestId: id });
     }
-    const answer = restAnswer(result, route.extraHeaders, header(request, 'accept-encoding'));
-    const headers: Record<string, string | number> = {
-      'x-request-id': id,
-      'x-content-type-options': 'nosniff',
-      ...answer.headers,
-    };
-    const { payload } = answer;
+    const headers = ['x-request-id', id, 'x-content-type-options', 'nosniff'];
+    const payload = restAnswer(result, route.extraHeaders, header(request, 'accept-encoding'), headers);
     if (payload !== undefined) {
-      headers['content-type'] = JSON_TYPE;
-      headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      headers.push('content-type', JSON_TYPE, 'content-length', String(length));
     }
-    response.writeHead(answer.status, headers);
+    response.writeHead(result.status, headers);
     response.end(payload);
     if (logsRequests)
       log.info(
