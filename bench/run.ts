@@ -8,6 +8,7 @@ import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { memberReadScenarios, memberReadTargets, seedMemberReads } from './member-reads.ts';
+import { ownCodePerRead } from './own-code.ts';
 import { researchBench } from './research-run.ts';
 import {
   CONNECTIONS,
@@ -209,6 +210,7 @@ try {
   await hello.stop();
   const rssAfter = residentMb(server.child.pid!);
   await server.stop();
+  const ownCode = await ownCodePerRead(env);
 
   const [a, b, , d, restRead, mcpRead, a2aRead] = rows;
   const { calibration } = memberReads;
@@ -237,6 +239,9 @@ try {
     `membership read: REST ${restRead.requestsPerSecond} req/s, MCP ${mcpRead.requestsPerSecond} req/s (MCP/REST ${ratio(mcpRead)}%), A2A ${a2aRead.requestsPerSecond} req/s (A2A/REST ${ratio(a2aRead)}%); target each >= 50%`,
   );
   console.log(memberReadTargets(memberReads));
+  console.log(
+    `(f µ) our own code per anonymous upcoming read, in process (no socket, no node:http): ${ownCode.toFixed(2)} µs`,
+  );
   // Issue 5 at 100k and 1M passages (`npm run bench:research` runs this part alone).
   await researchBench([100_000, 1_000_000]);
   console.log('research targets: relevance >= minisearch; ask p50 < 15 ms and p99 < 100 ms at 1M passages');

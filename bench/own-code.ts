@@ -1,0 +1,54 @@
+// (f µ): what our own code costs per anonymous upcoming read, measured in this process with no
+// socket and no node:http, so it is free of the load generator and of the loopback. The req/s rows
+// mix it with node:http's and the kernel's share; this figure is the part a change to src/ can move.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { loadConfig } from '../src/config.ts';
+import { createDeps } from '../src/deps.ts';
+import { OPERATIONS } from '../src/operations/registry.ts';
+import { directReads } from '../src/surfaces/direct-reads.ts';
+
+const ROUNDS = 5;
+const READS_PER_ROUND = 200_000;
+
+/** Median over rounds of the microseconds one direct read of the upcoming list takes in our code. */
+export async function ownCodePerRead(env: Record<string, string>): Promise<number> {
+  const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
+  const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
+  const reads = directReads(deps, OPERATIONS, log, false);
+  // Only what direct reads touch of node's request and response.
+  const request = {
+    method: 'GET',
+    url: '/api/events/upcoming',
+    headers: { host: '127.0.0.1', connection: 'keep-alive' },
+    socket: { remoteAddress: '127.0.0.1' },
+  } as unknown as IncomingMessage;
+  let answered: () => void = () => {};
+  let status = 0;
+  const response = {
+    headersSent: false,
+    writeHead(code: number) {
+      status = code;
+    },
+    end() {
+      answered();
+    },
+    destroy() {},
+  } as unknown as ServerResponse;
+  const read = () =>
+    new Promise<void>((resolve) => {
+      answered = resolve;
+      if (!reads.serve(request, response)) throw new Error('the upcoming read was not answered directly');
+    });
+  try {
+    const rounds: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < READS_PER_ROUND; i++) await read();
+      rounds.push(Number(process.hrtime.bigint() - started) / READS_PER_ROUND / 1000);
+      if (status !== 200) throw new Error(`the upcoming read answered ${status}`);
+    }
+    return rounds.sort((x, y) => x - y)[Math.floor(ROUNDS / 2)];
+  } finally {
+    await deps.close();
+  }
+}
