@@ -67,16 +67,33 @@ async function expectOk(url: string, init?: RequestInit): Promise<void> {
     throw new Error(`${url}: ${response.status} ${text.slice(0, 300)}`);
 }
 
+/** Rounds of the issue's two comparisons; each round measures every scenario once, in turn. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+export interface MemberReadRound {
+  calibration: { hello: Figures; sameReply: Figures };
+  upcoming: Figures;
+  upcomingGzip: Figures;
+  sequential: Figures;
+  batch: Figures;
+}
+
+const share = (row: Figures, baseline: Figures) =>
+  Math.round((100 * row.requestsPerSecond) / baseline.requestsPerSecond);
+const batchGain = (round: MemberReadRound) =>
+  (round.batch.requestsPerSecond * BATCH_PATHS.length) / round.sequential.requestsPerSecond;
+
 /**
  * `calibrate` measures node:http again right before (f): the hello world (a2) and the same answer as
- * (f) with no work (f''). This machine's speed drifts over the minutes a run takes, so (f) is
- * compared with measurements taken side by side with it in time.
+ * (f) with no work (f''). This machine's speed drifts over the minutes a run takes (by a fifth
+ * within a minute at times), so (f) is compared with measurements taken side by side with it, and
+ * the whole comparison is repeated in `ROUNDS` rounds: each ratio is taken within its round.
  */
 export async function memberReadScenarios(
   serverUrl: string,
   pid: number | undefined,
   calibrate: () => Promise<{ hello: Figures; sameReply: Figures }>,
-) {
+): Promise<MemberReadRound[]> {
   const batchBody = JSON.stringify({ requests: BATCH_PATHS.map((path) => ({ method: 'GET', path })) });
   await expectOk(`${serverUrl}/api/events/upcoming`);
   const gzipped = await fetch(`${serverUrl}/api/events/upcoming`, {
@@ -90,51 +107,67 @@ export async function memberReadScenarios(
     headers: { 'content-type': 'application/json' },
     body: batchBody,
   });
-  const calibration = await calibrate();
-  const upcoming = await load(
-    '(f) GET /api/events/upcoming, anonymous',
-    { url: `${serverUrl}/api/events/upcoming` },
-    pid,
-  );
-  // The same read as most HTTP clients send it (fetch, Python requests, Go): the answer goes gzipped.
-  const upcomingGzip = await load(
-    '(f gz) the same, Accept-Encoding: gzip, deflate',
-    { url: `${serverUrl}/api/events/upcoming`, headers: { 'accept-encoding': 'gzip, deflate' } },
-    pid,
-  );
-  let next = 0;
-  const sequential = await load(
-    '(g1) the 20 reads one by one, one client',
-    {
-      url: serverUrl,
-      connections: 1,
-      requests: [
-        { setupRequest: (request) => ({ ...request, path: BATCH_PATHS[next++ % BATCH_PATHS.length] }) },
-      ],
-    },
-    pid,
-  );
-  const batch = await load(
-    '(g2) POST /api/batch of the 20 reads, one client',
-    {
-      url: `${serverUrl}/api/batch`,
-      connections: 1,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: batchBody,
-    },
-    pid,
-  );
-  return { calibration, upcoming, upcomingGzip, sequential, batch };
+  const rounds: MemberReadRound[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const calibration = await calibrate();
+    const upcoming = await load(
+      '(f) GET /api/events/upcoming, anonymous',
+      { url: `${serverUrl}/api/events/upcoming` },
+      pid,
+    );
+    // The same read as most HTTP clients send it (fetch, Python requests, Go): the answer goes gzipped.
+    const upcomingGzip = await load(
+      '(f gz) the same, Accept-Encoding: gzip, deflate',
+      { url: `${serverUrl}/api/events/upcoming`, headers: { 'accept-encoding': 'gzip, deflate' } },
+      pid,
+    );
+    let next = 0;
+    const sequential = await load(
+      '(g1) the 20 reads one by one, one client',
+      {
+        url: serverUrl,
+        connections: 1,
+        requests: [
+          { setupRequest: (request) => ({ ...request, path: BATCH_PATHS[next++ % BATCH_PATHS.length] }) },
+        ],
+      },
+      pid,
+    );
+    const batch = await load(
+      '(g2) POST /api/batch of the 20 reads, one client',
+      {
+        url: `${serverUrl}/api/batch`,
+        connections: 1,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: batchBody,
+      },
+      pid,
+    );
+    rounds.push({ calibration, upcoming, upcomingGzip, sequential, batch });
+  }
+  return rounds;
 }
 
-export function memberReadTargets(rows: Awaited<ReturnType<typeof memberReadScenarios>>): string {
-  const { calibration, upcoming, upcomingGzip, sequential, batch } = rows;
-  const a = calibration.hello;
-  const itemsPerSecond = batch.requestsPerSecond * BATCH_PATHS.length;
-  const share = (row: Figures) => Math.round((100 * row.requestsPerSecond) / a.requestsPerSecond);
+/** The round whose (f) share of (a2) is the median: its rows are the ones the table shows. */
+export function medianRound(rounds: MemberReadRound[]): MemberReadRound {
+  const sorted = [...rounds].sort(
+    (x, y) => share(x.upcoming, x.calibration.hello) - share(y.upcoming, y.calibration.hello),
+  );
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+
+export function memberReadTargets(rounds: MemberReadRound[]): string {
+  const each = (figure: (round: MemberReadRound) => number, unit: string, digits = 0) => {
+    const values = rounds.map(figure);
+    return `${median(values).toFixed(digits)}${unit} (rounds: ${values.map((v) => v.toFixed(digits)).join(', ')})`;
+  };
   return [
-    `targets: (f) upcoming >= 60% of (a2) → ${share(upcoming)}% (gzipped: ${share(upcomingGzip)}%; node:http's own floor (f'') ${share(calibration.sameReply)}%)`,
-    `batch of 20 >= 10x 20 sequential calls → ${itemsPerSecond} items/s vs ${sequential.requestsPerSecond} items/s = ${(itemsPerSecond / sequential.requestsPerSecond).toFixed(1)}x`,
+    `targets, median of ${rounds.length} rounds: (f) upcoming >= 60% of (a2) → ${each((r) => share(r.upcoming, r.calibration.hello), '%')}`,
+    `(f gz) ${each((r) => share(r.upcomingGzip, r.calibration.hello), '%')}`,
+    `node:http's own floor (f'') ${each((r) => share(r.calibration.sameReply, r.calibration.hello), '%')}`,
+    `batch of 20 >= 10x 20 sequential calls → ${each(batchGain, 'x', 1)}`,
   ].join('; ');
 }
