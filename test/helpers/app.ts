@@ -9,15 +9,30 @@ import { createMember, type Member } from '../../src/domain/members/members.ts';
 import type { Operation } from '../../src/operations/types.ts';
 import { type EngineName, freshDatabase, type TestDatabase } from './databases.ts';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports from here up to the kernel's ephemeral range (32768 on Linux by default) are never handed to
+ * outgoing connections. A port chosen by listen(0) is: between checking it and the app listening
+ * on it, a connection to PostgreSQL or Redis from a test running alongside could take it
+ * (EADDRINUSE, seen in CI).
+ */
+const PORTS_FROM = 20_000;
+const PORTS_TO = 32_000;
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/** A port nothing listens on, below the ephemeral range (so only another listener could take it). */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${PORTS_FROM} and ${PORTS_TO}`);
 }
 
 export interface TestApp {
