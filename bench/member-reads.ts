@@ -4,6 +4,7 @@ import { MS, systemClock } from '../src/clock.ts';
 import { markRefreshed } from '../src/domain/events/events.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { type Figures, load } from './support.ts';
+import { WRK_INSTALLED, wrkLoad } from './wrk.ts';
 
 /** Twenty upcoming events and a few donations, written before the server starts. */
 export async function seedMemberReads(databaseUrl: string): Promise<void> {
@@ -76,6 +77,14 @@ export interface MemberReadRound {
   upcomingGzip: Figures;
   sequential: Figures;
   batch: Figures;
+  /** The same hello world, (f'') and (f) with wrk, when it is installed (see wrk.ts). */
+  withWrk?: { hello: Figures; sameReply: Figures; upcoming: Figures };
+}
+
+/** The node:http server of (a): `/` is the hello world, `/upcoming` sends (f)'s answer (f''). */
+export interface NodeFloor {
+  url: string;
+  pid: number;
 }
 
 const share = (row: Figures, baseline: Figures) =>
@@ -84,15 +93,15 @@ const batchGain = (round: MemberReadRound) =>
   (round.batch.requestsPerSecond * BATCH_PATHS.length) / round.sequential.requestsPerSecond;
 
 /**
- * `calibrate` measures node:http again right before (f): the hello world (a2) and the same answer as
- * (f) with no work (f''). This machine's speed drifts over the minutes a run takes (by a fifth
- * within a minute at times), so (f) is compared with measurements taken side by side with it, and
- * the whole comparison is repeated in `ROUNDS` rounds: each ratio is taken within its round.
+ * node:http is measured again right before (f): the hello world (a2) and the same answer as (f)
+ * with no work (f''). This machine's speed drifts over the minutes a run takes (by a fifth within
+ * a minute at times), so (f) is compared with measurements taken side by side with it, and the
+ * whole comparison is repeated in `ROUNDS` rounds: each ratio is taken within its round.
  */
 export async function memberReadScenarios(
   serverUrl: string,
-  pid: number | undefined,
-  calibrate: () => Promise<{ hello: Figures; sameReply: Figures }>,
+  pid: number,
+  node: NodeFloor,
 ): Promise<MemberReadRound[]> {
   const batchBody = JSON.stringify({ requests: BATCH_PATHS.map((path) => ({ method: 'GET', path })) });
   await expectOk(`${serverUrl}/api/events/upcoming`);
@@ -109,7 +118,18 @@ export async function memberReadScenarios(
   });
   const rounds: MemberReadRound[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const calibration = await calibrate();
+    const calibration = {
+      hello: await load(
+        '(a2) node:http hello world again, just before (f)',
+        { url: `${node.url}/` },
+        node.pid,
+      ),
+      sameReply: await load(
+        "(f'') node:http, same reply as (f), no work",
+        { url: `${node.url}/upcoming` },
+        node.pid,
+      ),
+    };
     const upcoming = await load(
       '(f) GET /api/events/upcoming, anonymous',
       { url: `${serverUrl}/api/events/upcoming` },
@@ -144,7 +164,18 @@ export async function memberReadScenarios(
       },
       pid,
     );
-    rounds.push({ calibration, upcoming, upcomingGzip, sequential, batch });
+    const withWrk = WRK_INSTALLED
+      ? {
+          hello: wrkLoad('(a2 wrk) node:http hello world, wrk', `${node.url}/`, node.pid),
+          sameReply: wrkLoad("(f'' wrk) node:http, same reply as (f), wrk", `${node.url}/upcoming`, node.pid),
+          upcoming: wrkLoad(
+            '(f wrk) GET /api/events/upcoming, anonymous, wrk',
+            `${serverUrl}/api/events/upcoming`,
+            pid,
+          ),
+        }
+      : undefined;
+    rounds.push({ calibration, upcoming, upcomingGzip, sequential, batch, withWrk });
   }
   return rounds;
 }
@@ -169,5 +200,8 @@ export function memberReadTargets(rounds: MemberReadRound[]): string {
     `(f gz) ${each((r) => share(r.upcomingGzip, r.calibration.hello), '%')}`,
     `node:http's own floor (f'') ${each((r) => share(r.calibration.sameReply, r.calibration.hello), '%')}`,
     `batch of 20 >= 10x 20 sequential calls → ${each(batchGain, 'x', 1)}`,
+    rounds[0].withWrk
+      ? `with wrk (the server sets the pace): (f) ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.hello), '%')}, (f'') ${each((r) => share(r.withWrk!.sameReply, r.withWrk!.hello), '%')}`
+      : 'wrk is not installed: no server-bound figures (apt-get install wrk)',
   ].join('; ');
 }

@@ -88,19 +88,6 @@ try {
   const hello = await startProcess(['bench/hello-server.mjs'], {}, '/');
   rows.push(await load('(a) node:http hello world', { url: `${hello.url}/` }, hello.child.pid));
   // The hello server stays up (idle) to measure node:http again next to (f) (see member-reads.ts).
-  const calibrate = async () => ({
-    hello: await load(
-      '(a2) node:http hello world again, just before (f)',
-      { url: `${hello.url}/` },
-      hello.child.pid,
-    ),
-    sameReply: await load(
-      "(f'') node:http, same reply as (f), no work",
-      { url: `${hello.url}/upcoming` },
-      hello.child.pid,
-    ),
-  });
-
   const floor = await startProcess(['bench/fastify-floor.mjs'], {}, '/');
   const floorFigures = await load(
     "(a') Fastify, same-size reply, no work",
@@ -206,7 +193,10 @@ try {
     await load('(e3) A2A tasks/send ic_get_my_membership', membershipReads.a2a, server.child.pid),
   ];
   rows.push(...membershipRows);
-  const memberReadRounds = await memberReadScenarios(server.url, server.child.pid, calibrate);
+  const memberReadRounds = await memberReadScenarios(server.url, server.child.pid!, {
+    url: hello.url,
+    pid: hello.child.pid!,
+  });
   const memberReads = medianRound(memberReadRounds);
   await hello.stop();
   const rssAfter = residentMb(server.child.pid!);
@@ -248,11 +238,13 @@ try {
       round.upcomingGzip,
       round.sequential,
       round.batch,
+      ...(round.withWrk ? [round.withWrk.hello, round.withWrk.sameReply, round.withWrk.upcoming] : []),
     ].map((row) => ({ ...row, name: `${index + 1}: ${row.name}` })),
   );
+  // Each round's two hello worlds (autocannon's, then wrk's) are the baselines of the rows after them.
   report(
     roundRows,
-    roundRows.filter((_, index) => index % 6 === 0),
+    roundRows.filter((row) => row.name.includes('hello world')),
   );
   console.log(memberReadTargets(memberReadRounds));
   console.log(
