@@ -26,8 +26,7 @@ import { validateInput } from './validate.ts';
 export interface CallResult {
   status: number;
   body: unknown;
-  /** The body already serialized (text, UTF-8 bytes, gzipped bytes), when the handler had it cached. */
-  json?: string;
+  /** The body already serialized (UTF-8 bytes, gzipped bytes), when the handler had it cached. */
   bytes?: Buffer;
   gzipped?: () => Buffer;
   headers: Record<string, string>;
@@ -294,7 +293,6 @@ async function runSteps(
     return {
       status,
       body: result.body,
-      json: result.json,
       bytes: result.bytes,
       gzipped: result.gzipped,
       headers,

@@ -44,7 +44,6 @@ const GZIPPED = { 'content-encoding': 'gzip', vary: 'accept-encoding' };
 
 export interface Answer<Body> {
   body: Body;
-  json: string;
   bytes: Buffer;
   /** Gzipped once, the first time a client accepts it (large answers only). */
   gzipped?: () => Buffer;
@@ -54,36 +53,35 @@ const serialized = new WeakMap<object, Answer<unknown>>();
 
 /**
  * The answer built from a reused read, serialized once: while `source` (an object BriefReuse in
- * storage/brief-reuse.ts hands out again and again) lives, every request gets the same body, JSON text and bytes (plain, gzipped).
+ * storage/brief-reuse.ts hands out again and again) lives, every request gets the same body and
+ * the same bytes (plain, gzipped).
  */
 export function answerOf<Body>(source: object, build: () => Body): Answer<Body> {
   let answer = serialized.get(source) as Answer<Body> | undefined;
   if (!answer) {
     const body = build();
-    const json = JSON.stringify(body);
-    const bytes = Buffer.from(json);
-    answer = { body, json, bytes, gzipped: gzipOnce(bytes) };
+    const bytes = Buffer.from(JSON.stringify(body));
+    answer = { body, bytes, gzipped: gzipOnce(bytes) };
     serialized.set(source, answer);
   }
   return answer;
 }
 
 export interface SerializedAnswer {
-  json?: string;
   bytes?: Buffer;
   gzipped?: () => Buffer;
 }
 
 /**
  * What REST sends for an answer the handler had serialized: its gzipped bytes when it has them and
- * the client accepts gzip, else its UTF-8 bytes (or text); `Vary` whenever the choice was open.
+ * the client accepts gzip, else its UTF-8 bytes; `Vary` whenever the choice was open.
  * Undefined when the answer was not serialized ahead (the surface serializes the body itself).
  */
 export function serializedPayload(
   answer: SerializedAnswer,
   acceptEncoding: string | undefined,
-): { payload: Buffer | string; headers?: Record<string, string> } | undefined {
-  const plain = answer.bytes ?? answer.json;
+): { payload: Buffer; headers?: Record<string, string> } | undefined {
+  const plain = answer.bytes;
   if (plain === undefined) return undefined;
   if (!answer.gzipped) return { payload: plain };
   if (!acceptsGzip(acceptEncoding)) return { payload: plain, headers: VARY };

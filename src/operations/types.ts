@@ -74,9 +74,7 @@ export interface OperationContext<Input> {
 export interface OperationResult<Output = unknown> {
   status?: number;
   body: Output;
-  /** `body` already serialized as JSON, when the handler keeps it cached (batch items embed it). */
-  json?: string;
-  /** The same JSON as UTF-8 bytes, when the handler keeps those too (REST sends them as they are). */
+  /** `body` serialized as UTF-8 JSON, when the handler keeps it cached (REST sends it as it is, batch items embed it). */
   bytes?: Buffer;
   /** Those bytes gzipped, made once (REST sends them to a client that accepts gzip). */
   gzipped?: () => Buffer;

@@ -73,8 +73,7 @@ export const setupCheck = defineOperation<Record<string, never>, typeof Output.s
       const known = answers.get(principal.token);
       if (known && known.member === principal.member) return known.result;
       const result = answer(principal, credentialProblem, deps);
-      result.json = JSON.stringify(result.body);
-      result.bytes = Buffer.from(result.json);
+      result.bytes = Buffer.from(JSON.stringify(result.body));
       answers.set(principal.token, { member: principal.member, result });
       return result;
     }

@@ -103,7 +103,7 @@ export const batchPublicReads = defineOperation<typeof Input.static, typeof Outp
         ok: answer.status < 400,
         body: answer.body,
       });
-      bodies.push(answer.bytes ?? Buffer.from(answer.json ?? JSON.stringify(answer.body)));
+      bodies.push(answer.bytes ?? Buffer.from(JSON.stringify(answer.body)));
     }
     const chunks: Buffer[] = [Buffer.from(`{"ok":true,"count":${results.length},"results":[`)];
     for (const [index, { id, path, status, ok }] of results.entries()) {
