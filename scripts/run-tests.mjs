@@ -5,6 +5,9 @@ import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { assertSupportedNode } from '../bin/supported-node.js';
+
+assertSupportedNode();
 
 const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 const DEFAULT_REDIS = 'redis://127.0.0.1:6379';

@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /** The member-readable event log and tier requests. */
 export const eventLogAndTierRequests: Migration = {

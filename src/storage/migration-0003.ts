@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * Single-use email sign-in links (like every secret, only their hash is stored), and the session a

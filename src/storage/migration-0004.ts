@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * What members' agents come for: the events cache's provenance, RSVPs and bookings (queued, then

@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * OpenID Connect logins in flight, between the redirect to the provider and its callback. Like every

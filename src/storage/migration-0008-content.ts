@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import { engineOf } from './migration-0004.ts';
 
 /**

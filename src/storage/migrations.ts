@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import { eventLogAndTierRequests } from './migration-0002.ts';
 import { signInLinks } from './migration-0003.ts';
 import { memberOperations } from './migration-0004.ts';

@@ -9,7 +9,7 @@ interface TextItem {
 export async function readPdf(bytes: Uint8Array): Promise<ParsedDocument> {
   // Loaded on first use: the library is large and only ingestion needs it.
   const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const task = getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, verbosity: 0 });
+  const task = getDocument({ data: new Uint8Array(bytes), verbosity: 0 });
   const pdf = await task.promise;
   try {
     const { info } = (await pdf.getMetadata()) as unknown as { info?: Record<string, unknown> };

@@ -1,0 +1,47 @@
+// The supported Node.js lines (22, 24, 26): the garbage-collection abort of better-sqlite3 12 on
+// Node 24.19+ stays gone, and an older Node gets one clear sentence instead of a crash.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { freshDatabase } from './helpers/databases.ts';
+import { ROOT } from './support/processes.ts';
+
+const CHURN = fileURLToPath(new URL('./support/gc-churn.ts', import.meta.url));
+const SUPPORTED = fileURLToPath(new URL('../bin/supported-node.js', import.meta.url));
+
+describe(`runtime (Node ${process.versions.node})`, () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  after(() => Promise.all(cleanups.map((cleanup) => cleanup())));
+
+  test('statements dropped and collected between requests, in threads and at exit: the process exits 0', async () => {
+    const database = await freshDatabase('sqlite');
+    cleanups.push(() => database.drop());
+    const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', CHURN, database.url], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, NODE_OPTIONS: '', NODE_TEST_CONTEXT: '' },
+    });
+    assert.equal(run.signal, null, `killed by ${run.signal}: ${run.stderr}`);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /gc-churn: done/);
+    assert.doesNotMatch(run.stderr, /Assertion failed/);
+  });
+
+  test('an unsupported Node is refused at start with the supported lines named', () => {
+    const script = `import(${JSON.stringify(SUPPORTED)}).then((m) => m.assertSupportedNode('20.20.2'))`;
+    const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    assert.equal(run.status, 1);
+    assert.match(
+      run.stderr,
+      /needs Node\.js 22\.13 or newer \(supported lines: 22, 24 and 26\); this is Node\.js 20\.20\.2/,
+    );
+    for (const version of ['22.13.0', '24.21.0', '26.10.0']) {
+      const ok = spawnSync(process.execPath, ['-e', script.replace('20.20.2', version)], {
+        encoding: 'utf8',
+      });
+      assert.equal(ok.status, 0, `${version}: ${ok.stderr}`);
+    }
+  });
+});
