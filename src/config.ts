@@ -200,7 +200,8 @@ function oidcConfig(env: Env): OidcConfig | undefined {
 }
 
 export function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** An http(s) base address without a trailing slash (paths are appended to it, keeping its own path). */

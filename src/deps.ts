@@ -1,6 +1,7 @@
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
+import { createMailer, type Mailer } from './domain/auth/sign-in-mail.ts';
 import { loadTierLadder, type TierLadder } from './domain/auth/tiers.ts';
 import { seedDemoCommunity } from './domain/demo/seed.ts';
 import { type CorpusIndex, openCorpusIndex } from './domain/research/corpus-index.ts';
@@ -28,6 +29,8 @@ export interface Deps {
   windowCounters: WindowCounterStore;
   /** Where research retrieval reads (the database itself, or a per-instance copy on PostgreSQL). */
   corpus: CorpusIndex;
+  /** How sign-in links reach people (SMTP, the local dev outbox, or none with single sign-on). */
+  mailer: Mailer;
   close(): Promise<void>;
 }
 
@@ -42,6 +45,8 @@ export async function createDeps(
   config: Config,
   options: DepsOptions = {},
 ): Promise<Deps & { seeded: boolean }> {
+  // First: a public deployment that cannot deliver sign-in links refuses to start before it opens anything.
+  const mailer = createMailer(config);
   const database = openDatabase(config.databaseUrl);
   const windowCounters: WindowCounterStore = config.redisUrl
     ? new RedisWindowCounters(config.redisUrl, config.redisKeyPrefix)
@@ -58,6 +63,7 @@ export async function createDeps(
     windowCounters,
     writes: new WriteBatcher(database),
     corpus,
+    mailer,
     close: async () => {
       corpus.close();
       await windowCounters.close();

@@ -24,7 +24,7 @@ for (const engine of engines) {
 
     test('a member mints a token (shown once), sees it listed, and revokes it', async () => {
       const member = await t.member('member', 'Mina');
-      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+      const browser = await signInThroughOutbox(t, member.email);
       const consolePage = await browser.request('GET', '/agent-console');
       assert.equal(consolePage.status, 200);
       assert.match(consolePage.text, /value="events:rsvp"/);
@@ -81,7 +81,7 @@ for (const engine of engines) {
 
     test('scopes above the tier, a missing name and forged forms are refused; others’ tokens cannot be revoked', async () => {
       const member = await t.member('member');
-      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+      const browser = await signInThroughOutbox(t, member.email);
       const above = await browser.request('POST', '/agent-console/mint', {
         name: 'greedy',
         scope: ['read:public', 'resources:book'],

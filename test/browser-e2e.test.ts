@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { outboxPath } from './support/browser.ts';
 import { launchChromium, skipWithoutChromium } from './support/chromium.ts';
 
 const ARTIFACTS = 'test-artifacts';
@@ -35,7 +36,7 @@ describe('a person approves an agent in Chromium', { skip: skipWithoutChromium }
     await page.screenshot({ path: `${ARTIFACTS}/${shot}-1-signin.png` });
     await page.getByRole('button', { name: 'Send me a link' }).click();
     await page.getByText('Check your mail').waitFor();
-    await page.goto(`${t.baseUrl}/dev/outbox`);
+    await page.goto(`${t.baseUrl}${outboxPath(t.deps)}`);
     await page.screenshot({ path: `${ARTIFACTS}/${shot}-2-outbox.png` });
     const link = (await page.locator('pre').first().textContent())?.match(/http\S+/)?.[0];
     assert.ok(link);

@@ -31,7 +31,7 @@ for (const engine of engines) {
     test('a member reviews the request, sees the denied scopes, approves; the agent gets its token once', async () => {
       const grant = await startGrant();
       const member = await t.member('member', 'Mina');
-      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+      const browser = await signInThroughOutbox(t, member.email);
 
       const form = await browser.request('GET', `/signup-with-agent?code=${grant.user_code}`);
       assert.equal(form.status, 200);
@@ -57,7 +57,7 @@ for (const engine of engines) {
       const bound = await grantRow(pendingRow.id);
       assert.notEqual(bound.bound_session_hash, null);
 
-      const intruder = await signInThroughOutbox(t.baseUrl, (await t.member('core')).email);
+      const intruder = await signInThroughOutbox(t, (await t.member('core')).email);
       const stolen = await intruder.request('POST', '/signup-with-agent/decide', {
         code: grant.user_code,
         decision: 'approve',
@@ -98,7 +98,7 @@ for (const engine of engines) {
     test('a denial reaches the agent as cancelled once, then 410', async () => {
       const grant = await startGrant();
       const member = await t.member('member');
-      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+      const browser = await signInThroughOutbox(t, member.email);
       await browser.request('POST', '/signup-with-agent', { code: grant.user_code, csrf: browser.csrf });
       const denied = await browser.request('POST', '/signup-with-agent/decide', {
         code: grant.user_code,
@@ -117,7 +117,7 @@ for (const engine of engines) {
       const anonymous = await fetch(`${t.baseUrl}/signup-with-agent?code=ABCD-EFGH`);
       assert.match(await anonymous.text(), /Sign in first/);
 
-      const browser = await signInThroughOutbox(t.baseUrl, (await t.member('member')).email);
+      const browser = await signInThroughOutbox(t, (await t.member('member')).email);
       // A fresh minute: the earlier tests entered codes from this same IP.
       t.clock.advance(60_000);
       const statuses: number[] = [];

@@ -132,7 +132,7 @@ for (const engine of engines) {
 
     test('a member lists and hides themself from the membership page', async () => {
       const member = await t.member('member', 'Katherine Johnson');
-      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+      const browser = await signInThroughOutbox(t, member.email);
       const page = await browser.request('GET', '/membership');
       assert.match(page.text, /value="hidden" checked/);
       const form = {

@@ -116,7 +116,7 @@ for (const engine of engines) {
       const { member, token } = await proposer();
       const filed = await t.call('POST', REQUEST, { token, body: proposal({ title: 'Approved <one>' }) });
       const operator = await t.member('operator');
-      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const browser = await signInThroughOutbox(t, operator.email);
       const queue = await browser.request('GET', '/operator/event-requests');
       assert.equal(queue.status, 200);
       assert.match(queue.text, new RegExp(`id="${filed.body.id}"`));
@@ -168,7 +168,7 @@ for (const engine of engines) {
     test('a member cannot reach the review page; a decline carries the reason to the member', async () => {
       const { member, token } = await proposer();
       const filed = await t.call('POST', REQUEST, { token, body: proposal() });
-      const core = await signInThroughOutbox(t.baseUrl, member.email);
+      const core = await signInThroughOutbox(t, member.email);
       assert.equal((await core.request('GET', '/operator/event-requests')).status, 403);
       assert.equal(
         await decideEventRequest(t.deps, filed.body.id, 'decline', 'ops', 'Room is taken'),

@@ -42,7 +42,7 @@ for (const engine of engines) {
     async function person(name: string) {
       sequence += 1;
       const member = await t.member('core', name);
-      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+      const browser = await signInThroughOutbox(t, member.email);
       const account = { id: 7000 + sequence, login: `${name.toLowerCase()}-${sequence}` };
       const hostToken = `gho_${name.toLowerCase()}_${sequence}_secret`;
       host.tokens.set(hostToken, account);

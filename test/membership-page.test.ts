@@ -23,7 +23,7 @@ for (const engine of engines) {
 
     test('a member asks for a higher tier with a note, withdraws it, asks again and sees the decision', async () => {
       const member = await t.member('member', 'Mina');
-      const browser = await signInThroughOutbox(t.baseUrl, member.email);
+      const browser = await signInThroughOutbox(t, member.email);
       const first = await browser.request('GET', '/membership');
       assert.equal(first.status, 200);
       assert.match(first.text, /<strong id="tier">member<\/strong>/);

@@ -24,7 +24,7 @@ for (const engine of engines) {
       const closed = await startTestApp({ engine: engine.name, config: { openSignup: false } });
       try {
         const operator = await closed.member('operator', 'Olga');
-        const browser = await signInThroughOutbox(closed.baseUrl, operator.email);
+        const browser = await signInThroughOutbox(closed, operator.email);
         const form = { name: 'Nora <New>', email: 'Nora@Invited.example', tier: 'member' };
         assert.equal(
           (await browser.request('POST', '/operator/members/invite', form)).status,
@@ -63,7 +63,7 @@ for (const engine of engines) {
           .execute();
         assert.equal(audit.length, 3);
         assert.equal(audit[0].outcome, 'done');
-        const member = await signInThroughOutbox(closed.baseUrl, 'nora@invited.example');
+        const member = await signInThroughOutbox(closed, 'nora@invited.example');
         assert.equal((await member.request('GET', '/membership')).status, 200);
         const members = await closed.deps.db.selectFrom('members').select('email').execute();
         assert.ok(!members.some((m) => m.email === 'other@invited.example'));
@@ -75,14 +75,14 @@ for (const engine of engines) {
     test('only operators get in', async () => {
       const signedOut = await fetch(`${t.baseUrl}/operator/tier-requests`, { redirect: 'manual' });
       assert.equal(signedOut.status, 303);
-      const member = await signInThroughOutbox(t.baseUrl, (await t.member('core')).email);
+      const member = await signInThroughOutbox(t, (await t.member('core')).email);
       assert.equal((await member.request('GET', '/operator/tier-requests')).status, 403);
       assert.equal((await member.request('GET', '/operator/highlights')).status, 403);
     });
 
     test('tier requests: approve to another tier, deny with a reason, both audited', async () => {
       const operator = await t.member('operator', 'Olga');
-      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const browser = await signInThroughOutbox(t, operator.email);
       const asker = await t.member('member', 'Mina');
       const asked = await requestTier(t.deps, asker.id, 'core', 'I host the <meetup>');
       const list = await browser.request('GET', '/operator/tier-requests');
@@ -154,7 +154,7 @@ for (const engine of engines) {
       const submitted = await t.call('POST', '/api/ingest/highlights/pending', { token, body: STORY });
       assert.equal(submitted.status, 202, submitted.text);
       const operator = await t.member('operator');
-      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const browser = await signInThroughOutbox(t, operator.email);
       const queue = await browser.request('GET', '/operator/highlights');
       assert.match(queue.text, new RegExp(`id="${STORY.id}"`));
       assert.match(queue.text, /a &lt;talk&gt; about/);
@@ -186,7 +186,7 @@ for (const engine of engines) {
       const before = await t.call('GET', '/api/ingest/highlights/pending', { token });
       assert.equal(before.status, 200);
       const operator = await t.member('operator');
-      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const browser = await signInThroughOutbox(t, operator.email);
       const list = await browser.request('GET', '/operator/members');
       assert.match(list.text, new RegExp(`<tr id="${author.id}"><td>Cora</td>`));
       const set = await browser.request('POST', '/operator/members/tier', {
@@ -227,7 +227,7 @@ for (const engine of engines) {
       assert.equal(filed.status, 201, filed.text);
       const ticket = filed.body.ticket_id as string;
       const operator = await t.member('operator');
-      const browser = await signInThroughOutbox(t.baseUrl, operator.email);
+      const browser = await signInThroughOutbox(t, operator.email);
       const list = await browser.request('GET', '/operator/feedback');
       assert.match(list.text, new RegExp(`id="${ticket}"`));
       assert.match(list.text, /The &lt;map&gt; page is blank/);

@@ -29,7 +29,7 @@ describe('sign-in mail over SMTP', () => {
     await browser.request('GET', '/signin');
     const sent = await browser.request('POST', '/signin', { email: member.email, csrf: browser.csrf });
     assert.equal(sent.status, 200);
-    assert.doesNotMatch(sent.text, /dev outbox/);
+    assert.doesNotMatch(sent.text, /development outbox/);
     assert.equal(
       (await browser.request('GET', '/dev/outbox')).status,
       404,

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { engines } from './helpers/databases.ts';
-import { Browser, linkFromOutbox } from './support/browser.ts';
+import { Browser, linkFromOutbox, outboxPath } from './support/browser.ts';
 
 for (const engine of engines) {
   describe(`email sign-in (${engine.name})`, { skip: engine.skip }, () => {
@@ -24,7 +24,7 @@ for (const engine of engines) {
       const sent = await requestLink(browser, member.email.toUpperCase());
       assert.equal(sent.status, 200);
       assert.match(sent.text, /Check your mail/);
-      const outbox = await browser.request('GET', '/dev/outbox');
+      const outbox = await browser.request('GET', outboxPath(t.deps));
       const secret = linkFromOutbox(outbox.text);
 
       const stored = await t.deps.db.selectFrom('sign_in_links').selectAll().execute();
@@ -101,7 +101,7 @@ for (const engine of engines) {
       const member = await t.member('member');
       const browser = new Browser(t.baseUrl);
       await requestLink(browser, member.email);
-      const secret = linkFromOutbox((await browser.request('GET', '/dev/outbox')).text);
+      const secret = linkFromOutbox((await browser.request('GET', outboxPath(t.deps))).text);
       t.clock.advance(15 * 60_000 + 1);
       const late = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
       assert.equal(late.status, 400);
@@ -112,7 +112,7 @@ for (const engine of engines) {
       const browser = new Browser(t.baseUrl);
       const email = `newcomer-${Date.now()}@test.example`;
       await requestLink(browser, email);
-      const secret = linkFromOutbox((await browser.request('GET', '/dev/outbox')).text);
+      const secret = linkFromOutbox((await browser.request('GET', outboxPath(t.deps))).text);
       const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
       assert.equal(done.status, 303);
       const member = await t.deps.db
@@ -138,7 +138,7 @@ for (const engine of engines) {
           next: carried ?? '',
           csrf: browser.csrf,
         });
-        const outbox = (await browser.request('GET', '/dev/outbox')).text;
+        const outbox = (await browser.request('GET', outboxPath(t.deps))).text;
         const url = new URL(
           outbox.match(/http:\/\/\S+\/signin\/confirm\?\S+?(?=<|\s)/)![0].replace(/&amp;/g, '&'),
         );
@@ -219,7 +219,7 @@ describe('email sign-in with open sign-up off', () => {
     assert.equal(sent.status, 200);
     assert.match(sent.text, /Check your mail/);
     assert.equal((await t.deps.db.selectFrom('sign_in_links').selectAll().execute()).length, 0);
-    const outbox = await browser.request('GET', '/dev/outbox');
+    const outbox = await browser.request('GET', outboxPath(t.deps));
     assert.doesNotMatch(outbox.text, /signin\/confirm/);
     const member = await t.deps.db
       .selectFrom('members')

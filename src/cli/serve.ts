@@ -1,12 +1,17 @@
 import { buildApp } from '../app.ts';
 import { loadConfig } from '../config.ts';
 import { createDeps } from '../deps.ts';
+import { describeSignIn, SignInUndeliverable } from '../domain/auth/sign-in-mail.ts';
 import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 
 export async function serve(options: { seed: boolean }): Promise<void> {
   const config = loadConfig(process.env, options.seed ? {} : { seedDemo: false });
-  const deps = await createDeps(config);
+  const deps = await createDeps(config).catch((error: unknown) => {
+    if (!(error instanceof SignInUndeliverable)) throw error;
+    process.stderr.write(`agent-commons cannot start: ${error.message}\n`);
+    process.exit(1);
+  });
   const app = await buildApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
@@ -15,6 +20,7 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   process.stdout.write(
     `agent-commons listening on http://${config.host}:${port} (public URL ${config.publicUrl}; database ${deps.database.engine} ${deps.database.location})\n`,
   );
+  process.stdout.write(`${describeSignIn(config, deps.mailer)}\n`);
   // The research index is built in the background now rather than at the first question.
   deps.corpus.warm();
   const stopScheduler = startScheduler(deps, app.log, { workers: config.runWorkers });

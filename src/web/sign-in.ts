@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../domain/auth/sessions.ts';
 import { issueSignInLink, redeemSignInLink } from '../domain/auth/sign-in.ts';
-import { createMailer } from '../domain/auth/sign-in-mail.ts';
 import { normalizeEmail } from '../domain/members/members.ts';
 import { readCookie } from '../http/client.ts';
 import {
@@ -20,7 +19,8 @@ import { refuseForgery, sendPage, signedIn } from './respond.ts';
 
 /** Email magic-link sign-in, sign-out and, without an SMTP server, the dev outbox (docs/pages.md). */
 export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
-  const mailer = createMailer(deps.config, (line) => app.log.info(line));
+  const { mailer } = deps;
+  const emailLinks = mailer.delivery !== 'oidc-only';
 
   app.register(async (scope) => {
     acceptFormBodies(scope);
@@ -42,16 +42,28 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
         reply,
         200,
         'Sign in',
-        html`<h1>Sign in</h1>${oidcButton(deps.config, next)}<p>We send a single-use sign-in link to your email address.</p>
+        html`<h1>Sign in</h1>${oidcButton(deps.config, next)}${
+          emailLinks
+            ? html`<p>We send a single-use sign-in link to your email address.</p>
 <form method="post" action="/signin">${csrfField(csrf)}<input type="hidden" name="next" value="${next}">
 <label for="email">Email address</label><br>
 <input id="email" name="email" type="email" autocomplete="email" required maxlength="255">
-<button type="submit">Send me a link</button></form>`,
+<button type="submit">Send me a link</button></form>`
+            : ''
+        }`,
       );
     });
 
     scope.post('/signin', async (request, reply) => {
       if (!hasValidCsrf(request)) return refuseForgery(reply);
+      if (!emailLinks) {
+        return sendPage(
+          reply,
+          404,
+          'Sign in',
+          html`<h1>Email sign-in is off here</h1><p>This community signs people in through its own provider: <a href="/signin">sign in</a>.</p>`,
+        );
+      }
       const email = normalizeEmail(formField(request, 'email'));
       if (!email) {
         return sendPage(
@@ -84,7 +96,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
       }
       // The same answer whether or not the address belongs to a member.
       const outbox = mailer.outbox
-        ? html`<p>No mail server is configured: the link is in the <a href="/dev/outbox">dev outbox</a>.</p>`
+        ? html`<p>No mail server is configured: the link is in the development outbox, at the address the server printed on its terminal when it started.</p>`
         : '';
       return sendPage(
         reply,
@@ -139,15 +151,18 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
 
     const outbox = mailer.outbox;
     if (outbox) {
-      scope.get('/dev/outbox', async (_request, reply) =>
-        sendPage(
+      // Only with the key printed at start; without it, the answer of a path that does not exist.
+      scope.get('/dev/outbox', async (request, reply) => {
+        if (!outbox.opens((request.query as Record<string, unknown>).key)) return reply.callNotFound();
+        reply.header('cache-control', 'no-store');
+        return sendPage(
           reply,
           200,
           'Dev outbox',
           html`<h1>Dev outbox</h1><p>Mail this instance would send, newest first (no SMTP_URL is configured; kept in memory).</p>
-${outbox.map((m) => html`<article class="op"><p><strong>To:</strong> ${m.to}<br><strong>Subject:</strong> ${m.subject}<br><strong>At:</strong> ${new Date(m.at).toISOString()}</p><pre>${m.text}</pre></article>`)}`,
-        ),
-      );
+${outbox.messages.map((m) => html`<article class="op"><p><strong>To:</strong> ${m.to}<br><strong>Subject:</strong> ${m.subject}<br><strong>At:</strong> ${new Date(m.at).toISOString()}</p><pre>${m.text}</pre></article>`)}`,
+        );
+      });
     }
   });
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { Deps } from '../../src/deps.ts';
 
 /** A browser of sorts: keeps cookies, never follows redirects, posts forms urlencoded. */
 export class Browser {
@@ -40,12 +41,22 @@ export function linkFromOutbox(html: string): string {
   return decodeURIComponent(match[1]);
 }
 
+/** The dev outbox's address with the key the server prints at start (the person at its terminal has it). */
+export function outboxPath(deps: Pick<Deps, 'mailer'>): string {
+  const outbox = deps.mailer.outbox;
+  assert.ok(outbox, 'this server has a dev outbox');
+  return `/dev/outbox?key=${outbox.key}`;
+}
+
 /** Signs a member in the way a person does: the form, the link from the dev outbox, the confirm button. */
-export async function signInThroughOutbox(baseUrl: string, email: string): Promise<Browser> {
-  const browser = new Browser(baseUrl);
+export async function signInThroughOutbox(
+  server: { baseUrl: string; deps: Pick<Deps, 'mailer'> },
+  email: string,
+): Promise<Browser> {
+  const browser = new Browser(server.baseUrl);
   await browser.request('GET', '/signin');
   await browser.request('POST', '/signin', { email, csrf: browser.csrf });
-  const secret = linkFromOutbox((await browser.request('GET', '/dev/outbox')).text);
+  const secret = linkFromOutbox((await browser.request('GET', outboxPath(server.deps))).text);
   const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
   assert.equal(done.status, 303);
   return browser;

@@ -1,5 +1,6 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import type { Config } from '../../config.ts';
+import { type Config, isLoopback } from '../../config.ts';
 
 export interface OutboxMessage {
   to: string;
@@ -8,22 +9,48 @@ export interface OutboxMessage {
   at: number;
 }
 
+/**
+ * How sign-in links reach people, decided once from the configuration:
+ * - `smtp`: mailed through SMTP_URL;
+ * - `dev-outbox`: kept in memory for a local development server (host and public URL on loopback),
+ *   readable only with a key printed on the server's terminal at start;
+ * - `oidc-only`: a public deployment with single sign-on and no mail server: email links are off.
+ * A public deployment with neither cannot deliver links and refuses to start (SignInUndeliverable).
+ */
+export type SignInDelivery = 'smtp' | 'dev-outbox' | 'oidc-only';
+
 export interface Mailer {
+  delivery: SignInDelivery;
   send(message: OutboxMessage): Promise<void>;
-  /** The dev outbox: present only when no SMTP server is configured. */
-  outbox?: OutboxMessage[];
+  /** The dev outbox (newest first) and the key that opens it: present only for `dev-outbox`. */
+  outbox?: { messages: OutboxMessage[]; key: string; opens(key: unknown): boolean };
 }
 
-const OUTBOX_SIZE = 50;
+export class SignInUndeliverable extends Error {}
 
-/**
- * SMTP through nodemailer when SMTP_URL is set; otherwise a dev outbox held in memory (the embedded
- * single-process mode), so `npm start` can sign people in with no mail server.
- */
-export function createMailer(config: Config, log: (line: string) => void): Mailer {
-  if (config.smtpUrl) {
-    const transport = nodemailer.createTransport(config.smtpUrl);
+const OUTBOX_SIZE = 50;
+/** Served and addressed on this machine only: nobody else can reach the server or its links. */
+export function isLocalDeployment(config: Config): boolean {
+  return isLoopback(config.host) && isLoopback(new URL(config.publicUrl).hostname);
+}
+
+export function signInDelivery(config: Config): SignInDelivery {
+  if (config.smtpUrl) return 'smtp';
+  if (isLocalDeployment(config)) return 'dev-outbox';
+  if (config.oidc) return 'oidc-only';
+  throw new SignInUndeliverable(
+    `sign-in links cannot be delivered: ${config.publicUrl} is not a local address and neither SMTP_URL ` +
+      '(mail) nor OIDC_ISSUER and OIDC_CLIENT_ID (single sign-on) is set. Set one of them; the development ' +
+      'outbox is only offered when HOST and PUBLIC_URL are loopback addresses.',
+  );
+}
+
+export function createMailer(config: Config): Mailer {
+  const delivery = signInDelivery(config);
+  if (delivery === 'smtp') {
+    const transport = nodemailer.createTransport(config.smtpUrl!);
     return {
+      delivery,
       send: async (message) => {
         await transport.sendMail({
           from: config.mailFrom,
@@ -34,13 +61,43 @@ export function createMailer(config: Config, log: (line: string) => void): Maile
       },
     };
   }
-  const outbox: OutboxMessage[] = [];
+  if (delivery === 'oidc-only') {
+    return {
+      delivery,
+      send: async () => {
+        throw new Error('email sign-in is off: no SMTP_URL is set');
+      },
+    };
+  }
+  const messages: OutboxMessage[] = [];
+  const key = randomBytes(18).toString('base64url');
+  const expected = Buffer.from(key);
   return {
-    outbox,
+    delivery,
+    outbox: {
+      messages,
+      key,
+      opens: (given) =>
+        typeof given === 'string' &&
+        given.length === key.length &&
+        timingSafeEqual(Buffer.from(given), expected),
+    },
     send: async (message) => {
-      outbox.unshift(message);
-      outbox.length = Math.min(outbox.length, OUTBOX_SIZE);
-      log(`dev outbox: sign-in mail for ${message.to} is at ${config.publicUrl}/dev/outbox`);
+      messages.unshift(message);
+      messages.length = Math.min(messages.length, OUTBOX_SIZE);
     },
   };
+}
+
+/** The one line the server prints at start about sign-in. */
+export function describeSignIn(config: Config, mailer: Mailer): string {
+  const production = 'for production set SMTP_URL (mail) or OIDC_ISSUER and OIDC_CLIENT_ID (single sign-on)';
+  switch (mailer.delivery) {
+    case 'smtp':
+      return `sign-in: links are mailed through SMTP_URL${config.oidc ? ', and single sign-on through OIDC_ISSUER' : ''}`;
+    case 'oidc-only':
+      return 'sign-in: single sign-on through OIDC_ISSUER only; email links are off until SMTP_URL is set';
+    case 'dev-outbox':
+      return `sign-in: no mail server, so links wait in the development outbox, readable on this machine at ${config.publicUrl}/dev/outbox?key=${mailer.outbox!.key} (${production})`;
+  }
 }
