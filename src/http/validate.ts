@@ -17,10 +17,86 @@ function validatorFor(schema: TSchema, coerce: boolean): ValidateFunction {
   const cache = coerce ? compiledCoercing : compiled;
   let validate = cache.get(schema);
   if (!validate) {
-    validate = (coerce ? coercing : strict).compile(schema);
+    validate = (coerce ? coercing : strict).compile(withStorageBounds(schema) as TSchema);
     cache.set(schema, validate);
   }
   return validate;
+}
+
+/** Keywords whose value is data, not a schema. */
+const LITERAL_KEYWORDS = new Set(['const', 'enum', 'default', 'examples', 'required']);
+/** Keywords whose value maps names to schemas. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+
+/**
+ * The schema as compiled: every integer that declares no bound of its own gets the range every
+ * storage engine holds (JavaScript's safe integers, inside PostgreSQL's bigint), so a value such as
+ * 1e20 is a 400 naming the field rather than an error from the database. The declaration itself is
+ * left as it is (documents show what the operation declares).
+ */
+export function withStorageBounds(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withStorageBounds);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (LITERAL_KEYWORDS.has(key)) copy[key] = value;
+    else if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value))
+      // Named schemas: a property called `default` or `enum` is a schema like any other.
+      copy[key] = Object.fromEntries(
+        Object.entries(value).map(([name, sub]) => [name, withStorageBounds(sub)]),
+      );
+    else copy[key] = withStorageBounds(value);
+  }
+  const type = copy.type;
+  if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) {
+    if (copy.minimum === undefined && copy.exclusiveMinimum === undefined)
+      copy.minimum = Number.MIN_SAFE_INTEGER;
+    if (copy.maximum === undefined && copy.exclusiveMaximum === undefined)
+      copy.maximum = Number.MAX_SAFE_INTEGER;
+  }
+  return copy;
+}
+
+function fieldName(path: readonly (string | number)[]): string {
+  return path.length === 0 ? '(body)' : path.join('.');
+}
+
+/**
+ * What no storage engine holds, anywhere in a value that passed its schema (fields the schema
+ * leaves open included): a NUL character in a string or a property name (PostgreSQL text refuses
+ * U+0000) and a number that is not finite (JSON's 1e400 parses to Infinity). Walked with a stack
+ * of its own, so however deep the value, the walk cannot overflow the call stack.
+ */
+function storageProblem(value: unknown): { field: string; message: string } | undefined {
+  const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  while (pending.length > 0) {
+    const { value: current, path } = pending.pop()!;
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) {
+        const field = fieldName(path);
+        return { field, message: `${field} must not contain the NUL character (U+0000)` };
+      }
+    } else if (typeof current === 'number') {
+      if (!Number.isFinite(current)) {
+        const field = fieldName(path);
+        return { field, message: `${field} must be a finite number` };
+      }
+    } else if (Array.isArray(current)) {
+      for (let index = current.length - 1; index >= 0; index--)
+        pending.push({ value: current[index], path: [...path, index] });
+    } else if (current !== null && typeof current === 'object') {
+      const keys = Object.keys(current);
+      for (let index = keys.length - 1; index >= 0; index--) {
+        const key = keys[index];
+        if (key.includes('\u0000')) {
+          const field = fieldName(path);
+          return { field, message: `${field} must not have a property name with the NUL character (U+0000)` };
+        }
+        pending.push({ value: (current as Record<string, unknown>)[key], path: [...path, key] });
+      }
+    }
+  }
+  return undefined;
 }
 
 function describe(error: ErrorObject): { field: string; message: string } {
@@ -47,5 +123,7 @@ export function validateInput<T>(schema: TSchema, input: unknown, fromQuery: boo
     const first = describe(validate.errors![0]);
     throw errors.validation(first.message, { field: first.field });
   }
+  const problem = storageProblem(value);
+  if (problem) throw errors.validation(problem.message, { field: problem.field });
   return value as T;
 }
