@@ -1,8 +1,15 @@
 import { isIP } from 'node:net';
 import { parse } from 'fast-querystring';
 
+/**
+ * The key of a request whose client address is unknown: node drops the socket's address once the
+ * client has gone (a request still being handled after an early disconnect has none).
+ */
+export const UNKNOWN_CLIENT = 'unknown';
+
 /** IPv6 clients are keyed by their /64: one host usually holds a whole prefix. */
-export function rateKeyForIp(ip: string): string {
+export function rateKeyForIp(ip: string | undefined): string {
+  if (typeof ip !== 'string' || ip.length === 0) return UNKNOWN_CLIENT;
   const bare = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
   if (isIP(bare) !== 6) return bare;
   const [head] = bare.split('%');
