@@ -3,14 +3,9 @@ import { approveGrant, denyGrant } from '../domain/auth/device-grants.ts';
 import { DeniedScopesError, listTokens, mintToken } from '../domain/auth/tokens.ts';
 import { seedDemoCommunity } from '../domain/demo/seed.ts';
 import { decideHighlight, listHighlights } from '../domain/highlights/highlights.ts';
-import {
-  createMember,
-  getMember,
-  listMembers,
-  MemberError,
-  setMemberTier,
-} from '../domain/members/members.ts';
-import { decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
+import { createMember, getMember, listMembers, MemberError } from '../domain/members/members.ts';
+import { auditedAction } from '../domain/members/operator-audit.ts';
+import { changeMemberTier, decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
 import { isFreshDatabase } from '../storage/migrations.ts';
 import { fail, printJson, printTable, withDeps } from './context.ts';
 
@@ -57,17 +52,21 @@ export function registerAdminCommands(program: Command): void {
         }
       }),
     );
-  member.command('set-tier <id> <tier>').action((id, tier) =>
-    withDeps(async (deps) => {
-      try {
-        const updated = await setMemberTier(deps.db, deps.clock, deps.tiers, id, tier);
-        process.stdout.write(`${updated.id} is now ${updated.tier}\n`);
-      } catch (error) {
-        if (error instanceof MemberError) fail(error.message);
-        throw error;
-      }
-    }),
-  );
+  member
+    .command('set-tier <id> <tier>')
+    .option('--by <name>', 'who decided (the audit row and the member see it)', 'cli')
+    .option('--reason <text>', 'why, shown to the member')
+    .action((id, tier, o) =>
+      withDeps(async (deps) => {
+        const outcome = await auditedAction(
+          deps,
+          { operatorId: o.by, action: 'member.set_tier', target: id, detail: { tier } },
+          (scoped) => changeMemberTier(scoped, id, tier, o.by, o.reason),
+        );
+        if (outcome !== 'done' && outcome !== 'unchanged') fail(outcome);
+        process.stdout.write(`${id} is now ${tier}\n`);
+      }),
+    );
   member
     .command('list')
     .option('--json', 'print JSON')
@@ -173,7 +172,11 @@ export function registerAdminCommands(program: Command): void {
     .option('--by <name>', 'who decided', 'cli')
     .action((id, o) =>
       withDeps(async (deps) => {
-        const result = await decideTierRequest(deps, id, o.by, { decision: 'approve', tier: o.tier });
+        const result = await auditedAction(
+          deps,
+          { operatorId: o.by, action: 'tier_request.approve', target: id, detail: { tier: o.tier } },
+          (scoped) => decideTierRequest(scoped, id, o.by, { decision: 'approve', tier: o.tier }),
+        );
         if (result !== 'done') fail(`cannot approve ${id}: ${result}`);
         process.stdout.write(`approved ${id}\n`);
       }),
@@ -184,7 +187,11 @@ export function registerAdminCommands(program: Command): void {
     .option('--by <name>', 'who decided', 'cli')
     .action((id, o) =>
       withDeps(async (deps) => {
-        const result = await decideTierRequest(deps, id, o.by, { decision: 'deny', reason: o.reason });
+        const result = await auditedAction(
+          deps,
+          { operatorId: o.by, action: 'tier_request.deny', target: id, detail: { reason: o.reason } },
+          (scoped) => decideTierRequest(scoped, id, o.by, { decision: 'deny', reason: o.reason }),
+        );
         if (result !== 'done') fail(`cannot deny ${id}: ${result}`);
         process.stdout.write(`denied ${id}\n`);
       }),

@@ -1,15 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { decideHighlight, listHighlights } from '../domain/highlights/highlights.ts';
-import {
-  createMember,
-  listMembers,
-  MemberError,
-  normalizeEmail,
-  setMemberTier,
-} from '../domain/members/members.ts';
+import { createMember, listMembers, MemberError, normalizeEmail } from '../domain/members/members.ts';
 import { auditedAction } from '../domain/members/operator-audit.ts';
-import { decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
+import { changeMemberTier, decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
 import { decisionPage, operatorNav as nav, notice } from './operator-nav.ts';
@@ -148,21 +142,14 @@ ${members.map(
       const outcome = await auditedAction(
         deps,
         { operatorId: who.member.id, action: 'member.set_tier', target: id, detail: { tier } },
-        async (scoped) => {
-          try {
-            await setMemberTier(scoped.db, deps.clock, deps.tiers, id, tier);
-            return 'done';
-          } catch (error) {
-            if (!(error instanceof MemberError)) throw error;
-            return error.message;
-          }
-        },
+        (scoped) => changeMemberTier(scoped, id, tier, who.member!.id),
       );
+      const changed = outcome === 'done' || outcome === 'unchanged';
       return sendPage(
         reply,
-        outcome === 'done' ? 200 : 400,
+        changed ? 200 : 400,
         'Members',
-        html`${nav}${notice(outcome === 'done' ? `Tier set to ${tier}.` : `Not changed: ${outcome}.`)}<p><a href="/operator/members">Back to the list</a></p>`,
+        html`${nav}${notice(changed ? `Tier set to ${tier}.` : `Not changed: ${outcome}.`)}<p><a href="/operator/members">Back to the list</a></p>`,
       );
     });
 

@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   'rsvp_confirmed',
   // Beyond reference §4 (clients tolerate unknown types): the platform refused the RSVP for good.
   'rsvp_failed',
+  // Beyond reference §4: an operator set the member's tier directly (console or CLI), not by request.
+  'tier_changed',
   'event_request_approved',
   'event_request_declined',
   'token_minted',

@@ -4,7 +4,7 @@ import { randomId } from '../../secrets.ts';
 import type { TierRequestsTable } from '../../storage/schema.ts';
 import { inTransaction } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
-import { getMember, setMemberTier } from './members.ts';
+import { getMember, MemberError, setMemberTier } from './members.ts';
 
 export const TIER_NOTE_MAX = 600;
 
@@ -205,6 +205,65 @@ export async function decideTierRequest(
               requested: request.tier,
               reason: decision.decision === 'deny' ? (decision.reason ?? null) : null,
             },
+        actions: [
+          { label: 'See the membership', mcp_tool: 'ic_get_my_membership', args: {}, consequential: false },
+        ],
+      },
+      now,
+    );
+    return 'done';
+  });
+}
+
+/**
+ * An operator sets a member's tier directly (not answering a request). Like a decided request, it
+ * lands in the member's tier history (a row with status `changed`) and their event log
+ * (`tier_changed`), so the member learns why their agent's scopes moved. The caller runs it inside
+ * `auditedAction`, which writes the operator's audit row in the same transaction.
+ */
+export async function changeMemberTier(
+  deps: Deps,
+  memberId: string,
+  tier: string,
+  decidedBy: string,
+  reason?: string,
+): Promise<'done' | 'unchanged' | string> {
+  const member = await getMember(deps.db, memberId);
+  if (!member) return `no member ${memberId}`;
+  if (!deps.tiers.has(tier)) return `unknown tier "${tier}" (tiers: ${deps.tiers.names().join(', ')})`;
+  if (member.tier === tier) return 'unchanged';
+  const now = deps.clock.now();
+  return inTransaction(deps.db, async (trx) => {
+    try {
+      await setMemberTier(trx, deps.clock, deps.tiers, memberId, tier);
+    } catch (error) {
+      if (error instanceof MemberError) return error.message;
+      throw error;
+    }
+    const id = randomId('treq', 8);
+    await trx
+      .insertInto('tier_requests')
+      .values({
+        id,
+        member_id: memberId,
+        tier,
+        note: null,
+        status: 'changed',
+        created_at: now,
+        decided_at: now,
+        decided_by: decidedBy,
+        granted_tier: tier,
+        reason: reason ?? null,
+      })
+      .execute();
+    await appendEvent(
+      trx,
+      memberId,
+      {
+        type: 'tier_changed',
+        actor: { kind: 'operator', name: decidedBy },
+        target: { member_id: memberId },
+        payload: { from: member.tier, to: tier, reason: reason ?? null },
         actions: [
           { label: 'See the membership', mcp_tool: 'ic_get_my_membership', args: {}, consequential: false },
         ],

@@ -14,7 +14,7 @@ import {
 } from './operator-mutation.ts';
 
 const SCOPE = 'admin:tier_review';
-const STATUSES = ['pending', 'approved', 'denied', 'cancelled', 'superseded'];
+const STATUSES = ['pending', 'approved', 'denied', 'cancelled', 'superseded', 'changed'];
 
 export const adminListTierRequests = defineOperatorList({
   id: 'adminListTierRequests',
