@@ -25,6 +25,7 @@ import { registerOidcSignInPages } from './web/oidc-sign-in.ts';
 import { registerOperatorConsole } from './web/operator-console.ts';
 import { registerEventProposalReview } from './web/operator-events.ts';
 import { registerFeedbackTriage } from './web/operator-feedback.ts';
+import { securePages } from './web/page-security.ts';
 import { registerSignInPages } from './web/sign-in.ts';
 
 export interface AppOptions {
@@ -106,6 +107,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     reply.header('x-content-type-options', 'nosniff');
     done();
   });
+  // CSP, frame and referrer headers on every HTML answer; the cross-site check of every form.
+  securePages(app, deps.config);
 
   registerRestOperations(app, deps, operations);
   if (options.directReads !== false) {

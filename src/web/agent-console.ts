@@ -3,7 +3,7 @@ import type { Deps } from '../deps.ts';
 import { listTokens, mintToken, revokeToken } from '../domain/auth/tokens.ts';
 import { mcpInstallRecipe } from '../operations/auth/setup-check.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, formList, hasValidCsrf } from './forms.ts';
-import { html, type SafeHtml } from './html.ts';
+import { copyScript, html, type SafeHtml } from './html.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
 
 const PAGE = '/agent-console';
@@ -82,7 +82,7 @@ ${tokens.map(
         201,
         html`<section role="status"><h2>Your new token</h2><p>Copy it now: it is shown this once and only its hash is kept.</p>
 <pre id="new-token">${minted.plaintext}</pre>
-<button type="button" onclick="navigator.clipboard.writeText(document.getElementById('new-token').textContent)">Copy</button>
+<button type="button" data-copy="new-token">Copy</button>${copyScript()}
 <p>MCP client configuration (set <code>AGENT_COMMONS_TOKEN</code> to the token in the client's environment):</p>
 <pre>${snippet}</pre></section>`,
       );

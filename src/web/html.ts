@@ -33,14 +33,11 @@ function render(value: unknown): string {
   return escapeHtml(value);
 }
 
-export function page(title: string, body: SafeHtml): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · agent-commons</title>
-<style>
+/**
+ * The one stylesheet of every page, inline: the Content-Security-Policy allows exactly this text by
+ * its hash (src/web/page-security.ts), so any other inline style is refused.
+ */
+export const PAGE_STYLE = `
   :root { color-scheme: light dark; --accent: #2f6f4f; }
   body { font: 16px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 0 auto; padding: 1rem; }
   header a { color: inherit; text-decoration: none; font-weight: 600; }
@@ -49,8 +46,29 @@ export function page(title: string, body: SafeHtml): string {
   .op { border-top: 1px solid color-mix(in srgb, currentColor 20%, transparent); padding: 0.75rem 0; }
   .method { display: inline-block; min-width: 4.5rem; font-weight: 700; color: var(--accent); }
   .tag { font-size: 0.8em; padding: 0 0.4em; border: 1px solid currentColor; border-radius: 0.3em; }
+  .wrap { overflow-wrap: anywhere; }
   table { border-collapse: collapse; } td, th { text-align: left; padding: 0.2rem 0.6rem 0.2rem 0; vertical-align: top; }
-</style>
+`;
+
+/**
+ * The one script the pages use: a `<button data-copy="id">` copies the text of element `id` (the
+ * new token on the agent console). Inline and allowed by its hash, like PAGE_STYLE.
+ */
+export const COPY_SCRIPT =
+  "for (const b of document.querySelectorAll('button[data-copy]')) b.addEventListener('click', () => navigator.clipboard.writeText(document.getElementById(b.dataset.copy).textContent));";
+
+export function copyScript(): SafeHtml {
+  return new SafeHtml(`<script>${COPY_SCRIPT}</script>`);
+}
+
+export function page(title: string, body: SafeHtml): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · agent-commons</title>
+<style>${new SafeHtml(PAGE_STYLE)}</style>
 </head>
 <body>
 <header><a href="/">agent-commons</a></header>

@@ -122,7 +122,7 @@ export function registerOidcSignInPages(app: FastifyInstance, deps: Deps): void 
         reply,
         403,
         'Not a member',
-        html`<h1>Not a member here</h1><p>No member has the address <strong style="overflow-wrap: anywhere">${email}</strong>, and this community is invitation-only: ask an operator to invite it.</p>${backToSignIn}`,
+        html`<h1>Not a member here</h1><p>No member has the address <strong class="wrap">${email}</strong>, and this community is invitation-only: ask an operator to invite it.</p>${backToSignIn}`,
       );
     }
     return reply
