@@ -129,8 +129,8 @@ for (const engine of engines) {
         consequential: true,
       });
 
-      const pending = await listTierRequests(t.deps);
-      assert.ok(pending.some((r) => r.id === request.body.pending.id));
+      const pending = await listTierRequests(t.deps, 'pending', { limit: 50 });
+      assert.ok(pending.rows.some((r) => r.id === request.body.pending.id));
       assert.equal(
         await decideTierRequest(t.deps, request.body.pending.id, 'Olga', {
           decision: 'approve',

@@ -7,6 +7,7 @@ import { createMember, getMember, listMembers, MemberError } from '../domain/mem
 import { auditedAction } from '../domain/members/operator-audit.ts';
 import { changeMemberTier, decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
 import { isFreshDatabase } from '../storage/migrations.ts';
+import { allRows } from '../storage/paging.ts';
 import { fail, printJson, printTable, withDeps } from './context.ts';
 
 export function registerAdminCommands(program: Command): void {
@@ -162,7 +163,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o) =>
       withDeps(async (deps) => {
-        const rows = await listTierRequests(deps, o.status);
+        const rows = await allRows((page) => listTierRequests(deps, o.status, page));
         o.json ? printJson(rows) : printTable(rows, ['id', 'member_id', 'tier', 'status', 'note']);
       }),
     );
@@ -204,7 +205,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o) =>
       withDeps(async (deps) => {
-        const rows = (await listHighlights(deps, o.status)).map((r) => ({
+        const rows = (await allRows((page) => listHighlights(deps, o.status, page))).map((r) => ({
           ...r,
           story: JSON.parse(r.story),
         }));

@@ -4,6 +4,7 @@ import { decideEventRequest, listEventRequests } from '../domain/events/proposal
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
 import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts';
 import { saveResource } from '../domain/resources/resources.ts';
+import { allRows } from '../storage/paging.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 import { fail, printJson, printTable, withDeps } from './context.ts';
 
@@ -39,7 +40,7 @@ export function registerCommunityCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o) =>
       withDeps(async (deps) => {
-        const rows = (await listEventRequests(deps, o.status)).map((r) => ({
+        const rows = (await allRows((page) => listEventRequests(deps, o.status, page))).map((r) => ({
           ...r,
           start: new Date(Number(r.start_at)).toISOString(),
           details: JSON.parse(r.details),

@@ -7,6 +7,7 @@ import { changeMemberTier, decideTierRequest, listTierRequests } from '../domain
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
 import { decisionPage, operatorNav as nav, notice } from './operator-nav.ts';
+import { pageLinks, pageRequested } from './paging.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
 const REASON_MAX = 600;
@@ -21,7 +22,9 @@ export function registerOperatorConsole(app: FastifyInstance, deps: Deps): void 
     scope.get('/operator/tier-requests', async (request, reply) => {
       const who = await requireOperator(deps, request, reply, 'admin:tier_review');
       if (!who.member) return who.reply;
-      const pending = await listTierRequests(deps, 'pending');
+      const requested = pageRequested(request);
+      const page = await listTierRequests(deps, 'pending', requested);
+      const pending = page.rows;
       const tiers = deps.tiers.names();
       return sendPage(
         reply,
@@ -37,7 +40,7 @@ ${pending.map(
 <button type="submit" name="decision" value="approve">Approve</button>
 <label>Reason <input name="reason" maxlength="${REASON_MAX}"></label>
 <button type="submit" name="decision" value="deny">Deny</button></form></article>`,
-)}`,
+)}${pageLinks('/operator/tier-requests', requested, page)}`,
       );
     });
 
@@ -156,7 +159,9 @@ ${members.map(
     scope.get('/operator/highlights', async (request, reply) => {
       const who = await requireOperator(deps, request, reply, 'admin:highlights_review');
       if (!who.member) return who.reply;
-      const pending = await listHighlights(deps, 'pending');
+      const requested = pageRequested(request);
+      const page = await listHighlights(deps, 'pending', requested);
+      const pending = page.rows;
       return sendPage(
         reply,
         200,
@@ -168,7 +173,7 @@ ${pending.map(
   ) => html`<article class="op" id="${row.id}"><pre>${row.story.slice(0, PREVIEW_MAX)}${row.story.length > PREVIEW_MAX ? '…' : ''}</pre>
 <form method="post" action="/operator/highlights/decide">${csrfField(who.csrf)}<input type="hidden" name="id" value="${row.id}">
 <button type="submit" name="decision" value="approve">Approve</button> <button type="submit" name="decision" value="reject">Reject</button></form></article>`,
-)}`,
+)}${pageLinks('/operator/highlights', requested, page)}`,
       );
     });
 

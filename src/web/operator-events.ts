@@ -5,6 +5,7 @@ import { auditedAction } from '../domain/members/operator-audit.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
 import { decisionPage, operatorNav as nav } from './operator-nav.ts';
+import { pageLinks, pageRequested } from './paging.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
 const REASON_MAX = 600;
@@ -18,7 +19,9 @@ export function registerEventProposalReview(app: FastifyInstance, deps: Deps): v
     scope.get(PAGE, async (request, reply) => {
       const who = await requireOperator(deps, request, reply, 'admin:events_review');
       if (!who.member) return who.reply;
-      const pending = await listEventRequests(deps, 'pending');
+      const requested = pageRequested(request);
+      const page = await listEventRequests(deps, 'pending', requested);
+      const pending = page.rows;
       return sendPage(
         reply,
         200,
@@ -33,7 +36,7 @@ ${details.description ? html`<p>${details.description}</p>` : ''}
 <button type="submit" name="decision" value="approve">Approve and publish</button>
 <label>Reason <input name="reason" maxlength="${REASON_MAX}"></label>
 <button type="submit" name="decision" value="decline">Decline</button></form></article>`;
-})}`,
+})}${pageLinks(PAGE, requested, page)}`,
       );
     });
 

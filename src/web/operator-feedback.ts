@@ -5,6 +5,7 @@ import { auditedAction } from '../domain/members/operator-audit.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
 import { decisionPage, operatorNav } from './operator-nav.ts';
+import { pageLinks, pageRequested } from './paging.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
 /** Feedback triage for operators: open tickets, newest first, and resolving one (audited). */
@@ -15,7 +16,9 @@ export function registerFeedbackTriage(app: FastifyInstance, deps: Deps): void {
     scope.get('/operator/feedback', async (request, reply) => {
       const who = await requireOperator(deps, request, reply, 'admin:feedback_review');
       if (!who.member) return who.reply;
-      const open = await listFeedback(deps, 'open');
+      const requested = pageRequested(request);
+      const page = await listFeedback(deps, 'open', requested);
+      const open = page.rows;
       return sendPage(
         reply,
         200,
@@ -27,7 +30,7 @@ ${open.map(
   ) => html`<article class="op" id="${row.ticket_id}"><p><strong>${row.ticket_id}</strong> · ${row.category} · ${row.priority} · ${new Date(Number(row.created_at)).toISOString().slice(0, 16).replace('T', ' ')}</p>
 <pre>${row.message}</pre>${row.expected ? html`<p>Expected: ${row.expected}</p>` : ''}${row.got ? html`<p>Got: ${row.got}</p>` : ''}
 <form method="post" action="/operator/feedback/resolve">${csrfField(who.csrf)}<input type="hidden" name="ticket_id" value="${row.ticket_id}"><button type="submit">Resolve</button></form></article>`,
-)}`,
+)}${pageLinks('/operator/feedback', requested, page)}`,
       );
     });
 

@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.ts';
 import { takeQuota } from '../../http/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../http/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
+import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { EventRequestsTable } from '../../storage/schema.ts';
 import { inTransaction } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
@@ -67,10 +68,14 @@ export async function proposeEvent(
   });
 }
 
-export async function listEventRequests(deps: Deps, status?: string): Promise<EventRequestsTable[]> {
-  let query = deps.db.selectFrom('event_requests').selectAll().orderBy('created_at', 'desc').limit(200);
+export function listEventRequests(
+  deps: Deps,
+  status: string | undefined,
+  page: PageRequest,
+): Promise<Page<EventRequestsTable>> {
+  let query = deps.db.selectFrom('event_requests').selectAll();
   if (status) query = query.where('status', '=', status);
-  return query.execute();
+  return pageOf(query, { time: 'created_at', id: 'id', direction: 'desc' }, page);
 }
 
 /** Where an approved proposal is published: a page of this service (the platform never saw it). */

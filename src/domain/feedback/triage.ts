@@ -1,13 +1,13 @@
 import type { Deps } from '../../deps.ts';
+import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { FeedbackTable } from '../../storage/schema.ts';
 
-export async function listFeedback(deps: Deps, status = 'open'): Promise<FeedbackTable[]> {
-  return deps.db
-    .selectFrom('feedback')
-    .selectAll()
-    .where('status', '=', status)
-    .orderBy('created_at', 'desc')
-    .execute();
+export function listFeedback(deps: Deps, status: string, page: PageRequest): Promise<Page<FeedbackTable>> {
+  return pageOf(
+    deps.db.selectFrom('feedback').selectAll().where('status', '=', status),
+    { time: 'created_at', id: 'ticket_id', direction: 'desc' },
+    page,
+  );
 }
 
 /** Closes an open ticket; a ticket already resolved stays as it was. */

@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { ApiError } from '../../http/errors.ts';
 import { peekQuota, takeQuota } from '../../http/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../http/rate-limit.ts';
+import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { HighlightsTable } from '../../storage/schema.ts';
 import { inTransaction } from '../../storage/transactions.ts';
@@ -135,10 +136,14 @@ export async function countPending(deps: Deps, memberId: string): Promise<number
   return Number(row.n);
 }
 
-export async function listHighlights(deps: Deps, status?: string): Promise<HighlightsTable[]> {
-  let query = deps.db.selectFrom('highlights').selectAll().orderBy('submitted_at', 'desc');
+export function listHighlights(
+  deps: Deps,
+  status: string | undefined,
+  page: PageRequest,
+): Promise<Page<HighlightsTable>> {
+  let query = deps.db.selectFrom('highlights').selectAll();
   if (status) query = query.where('status', '=', status);
-  return query.execute();
+  return pageOf(query, { time: 'submitted_at', id: 'id', direction: 'desc' }, page);
 }
 
 export type Decision = 'approve' | 'reject';

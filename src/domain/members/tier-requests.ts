@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { ApiError } from '../../http/errors.ts';
 import { randomId } from '../../secrets.ts';
+import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { TierRequestsTable } from '../../storage/schema.ts';
 import { inTransaction } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
@@ -150,13 +151,16 @@ export async function cancelTierRequest(deps: Deps, memberId: string): Promise<b
   return Number(result.numUpdatedRows) > 0;
 }
 
-export async function listTierRequests(deps: Deps, status = 'pending'): Promise<TierRequestsTable[]> {
-  return deps.db
-    .selectFrom('tier_requests')
-    .selectAll()
-    .where('status', '=', status)
-    .orderBy('created_at')
-    .execute();
+export function listTierRequests(
+  deps: Deps,
+  status: string,
+  page: PageRequest,
+): Promise<Page<TierRequestsTable>> {
+  return pageOf(
+    deps.db.selectFrom('tier_requests').selectAll().where('status', '=', status),
+    { time: 'created_at', id: 'id', direction: 'asc' },
+    page,
+  );
 }
 
 export type TierDecision = { decision: 'approve'; tier?: string } | { decision: 'deny'; reason?: string };
