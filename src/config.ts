@@ -44,6 +44,13 @@ export interface ResearchConfig {
   timeoutMs: number;
   /** RESEARCH_MAX_TOKENS: the longest answer asked of the provider. */
   maxTokens: number;
+  /**
+   * CORPUS_ALLOW_PRIVATE_URLS: corpus URLs may point at loopback, private and link-local addresses
+   * (an intranet wiki, say). Off by default: a queued URL from outside must not reach the internal network.
+   */
+  allowPrivateUrls: boolean;
+  /** CORPUS_MAX_BYTES: the largest document fetched from a URL. */
+  maxDocumentBytes: number;
 }
 
 /** The GitHub-compatible code host members link for the leaderboard (GitHub, GitHub Enterprise, Gitea, Forgejo). */
@@ -66,6 +73,11 @@ export interface Config {
   host: string;
   /** `sqlite:<path>` (embedded, default) or `postgres://…`. */
   databaseUrl: string;
+  /**
+   * PostgreSQL only: how long a request may wait for a connection (DATABASE_CONNECT_TIMEOUT_MS) and
+   * for one statement (DATABASE_STATEMENT_TIMEOUT_MS) before it is answered 503; 0 turns a bound off.
+   */
+  databaseTimeouts: { connectTimeoutMs: number; statementTimeoutMs: number };
   /** The address agents and humans use to reach the service; every absolute URL is built from it. */
   publicUrl: string;
   /** Seed the demo community when the database has no members yet. */
@@ -244,6 +256,8 @@ function researchConfig(env: Env): ResearchConfig {
     models,
     timeoutMs: integer(env, 'RESEARCH_TIMEOUT_MS', 30_000, 100),
     maxTokens: integer(env, 'RESEARCH_MAX_TOKENS', 600, 16),
+    allowPrivateUrls: flag(env, 'CORPUS_ALLOW_PRIVATE_URLS', false),
+    maxDocumentBytes: integer(env, 'CORPUS_MAX_BYTES', 50 * 1024 * 1024, 1024),
   };
 }
 
@@ -259,6 +273,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host,
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/agent.db',
+    databaseTimeouts: {
+      connectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 3000),
+      statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 15_000),
+    },
     publicUrl: (env.PUBLIC_URL || `http://${publicHost}:${port}`).replace(/\/+$/, ''),
     seedDemo: flag(env, 'SEED_DEMO', true),
     logLevel: env.LOG_LEVEL || 'info',

@@ -173,7 +173,11 @@ for (const engine of engines) {
       const address = server.address();
       const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/atlas`;
       try {
-        const outcome = await ingest(t.deps, await fetchSource(url), { source: 'book' });
+        const outcome = await ingest(
+          t.deps,
+          await fetchSource(url, { ...t.deps.config.research, allowPrivateUrls: true }),
+          { source: 'book' },
+        );
         assert.equal(outcome.id, documentId(url));
         const result = (await ask('fjords')).body.results[0];
         assert.deepEqual(

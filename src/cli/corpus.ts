@@ -54,7 +54,7 @@ async function addAll(deps: Deps, targets: string[], metadata: DocumentMetadata,
     try {
       // A title, URL or year given on the command line names one document, not a whole directory.
       const own = files.length === 1 ? metadata : { ...metadata, title: undefined, url: undefined };
-      const outcome = await ingest(deps, await fetchSource(file), own);
+      const outcome = await ingest(deps, await fetchSource(file, deps.config.research), own);
       outcomes.push({ target: file, ...outcome });
       if (outcome.status !== 'unchanged') passages += outcome.passages;
     } catch (error) {
@@ -169,7 +169,7 @@ export function registerCorpusCommands(program: Command): void {
           .where('status', '=', 'pending')
           .executeTakeFirst();
         if (!item || !isSource(item.source)) fail(`no pending item ${id}`);
-        const outcome = await ingest(deps, await fetchSource(item.url), {
+        const outcome = await ingest(deps, await fetchSource(item.url, deps.config.research), {
           source: item.source,
           url: item.url,
         });

@@ -45,7 +45,7 @@ export function writeFile(dir: string, name: string, content: string | Buffer): 
 }
 
 export async function add(deps: Deps, path: string, metadata: DocumentMetadata) {
-  return ingest(deps, await fetchSource(path), metadata);
+  return ingest(deps, await fetchSource(path, deps.config.research), metadata);
 }
 
 /** Three papers and a book about distinct subjects, so each query has one right answer. */

@@ -115,7 +115,8 @@ export const DEMO_CONTENT_DIR = fileURLToPath(new URL('../../../content/', impor
 /** The real corpus in its small form (a few papers and the book), or the fallback documents. */
 async function seedCorpus(deps: Deps): Promise<void> {
   const files = realCorpusFiles('demo');
-  for (const file of files) await ingest(deps, await fetchSource(file.path), file.metadata);
+  for (const file of files)
+    await ingest(deps, await fetchSource(file.path, deps.config.research), file.metadata);
   if (files.length > 0) return;
   for (const doc of FALLBACK_CORPUS) {
     await store(deps, {

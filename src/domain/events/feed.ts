@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Deps } from '../../deps.ts';
+import { outboundFetch } from '../../outbound.ts';
 import { sha256 } from '../../secrets.ts';
 import { canonicalEventUrl, forgetUpcoming, markRefreshed } from './events.ts';
 import { type FeedEvent, parseIcs } from './ics.ts';
@@ -18,14 +19,13 @@ export interface RefreshReport {
 /** Reads the feed: an http(s) URL through fetch, anything else as a local file path. */
 export async function readFeed(location: string): Promise<string> {
   if (!/^https?:\/\//i.test(location)) return readFile(location, 'utf8');
-  const response = await fetch(location, {
-    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    headers: { accept: 'text/calendar, */*;q=0.5' },
-  });
+  const response = await outboundFetch(
+    location,
+    { headers: { accept: 'text/calendar, */*;q=0.5' } },
+    { timeoutMs: FETCH_TIMEOUT_MS, maxBytes: MAX_FEED_BYTES },
+  );
   if (!response.ok) throw new Error(`events feed answered HTTP ${response.status}`);
-  const text = await response.text();
-  if (text.length > MAX_FEED_BYTES) throw new Error('events feed is larger than 10 MB');
-  return text;
+  return response.text();
 }
 
 /** The platform URL of a feed event: its URL property, else the first platform link in its text. */

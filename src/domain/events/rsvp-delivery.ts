@@ -1,11 +1,14 @@
 import { MS } from '../../clock.ts';
 import type { Deps } from '../../deps.ts';
+import { type OutboundError, outboundFetch } from '../../outbound.ts';
 import type { RsvpsTable } from '../../storage/schema.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
 import { claimDueJobs, settleJob } from '../queue/claim.ts';
 import { isLocalEventUrl } from './events.ts';
 
 const DELIVERY_TIMEOUT_MS = 10_000;
+/** The platform's answer is read only for its status; more than this is not an RSVP receipt. */
+const MAX_ANSWER_BYTES = 256 * 1024;
 const MAX_ATTEMPTS = 8;
 const FIRST_RETRY_MS = 30 * MS.second;
 const LONGEST_RETRY_MS = MS.hour;
@@ -22,21 +25,26 @@ export async function deliverRsvp(deps: Deps, rsvp: RsvpsTable): Promise<Deliver
   if (!url || isLocalEventUrl(deps.config, rsvp.event_url)) return { kind: 'delivered' };
   let response: Response;
   try {
-    response = await fetch(url, {
-      method: 'POST',
-      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-      headers: { 'content-type': 'application/json', 'idempotency-key': rsvp.id },
-      body: JSON.stringify({
-        rsvp_id: rsvp.id,
-        event_url: rsvp.event_url,
-        email: rsvp.email,
-        name: rsvp.name,
-        requested_at: new Date(Number(rsvp.created_at)).toISOString(),
-      }),
-    });
-    await response.arrayBuffer();
+    response = await outboundFetch(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': rsvp.id },
+        body: JSON.stringify({
+          rsvp_id: rsvp.id,
+          event_url: rsvp.event_url,
+          email: rsvp.email,
+          name: rsvp.name,
+          requested_at: new Date(Number(rsvp.created_at)).toISOString(),
+        }),
+      },
+      { timeoutMs: DELIVERY_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES },
+    );
   } catch (error) {
-    return { kind: 'retry', reason: `unreachable: ${(error as Error).name}` };
+    return {
+      kind: 'retry',
+      reason: `unreachable: ${(error as OutboundError).kind ?? (error as Error).name}`,
+    };
   }
   if (response.ok) return { kind: 'delivered' };
   // The platform refused this RSVP for good; timeouts, throttling and server errors are worth a retry.

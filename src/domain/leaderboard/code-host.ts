@@ -1,4 +1,5 @@
 import type { CodeHostConfig } from '../../config.ts';
+import { type OutboundError, outboundFetch } from '../../outbound.ts';
 import type { Week } from './week.ts';
 
 /** Who an account on the host is; `id` is stable across renames, `login` is what search and people use. */
@@ -25,7 +26,13 @@ export class CodeHostError extends Error {
   }
 }
 
-type Fetch = typeof fetch;
+type Fetch = (
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string },
+) => Promise<Response>;
+
+/** A code host answer larger than this is not a user or a commit search page. */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 /**
  * The subset of the GitHub REST API and OAuth web flow the leaderboard needs. GitHub Enterprise
@@ -35,7 +42,8 @@ type Fetch = typeof fetch;
 export class CodeHost {
   constructor(
     private readonly config: CodeHostConfig,
-    private readonly fetchImpl: Fetch = fetch,
+    private readonly fetchImpl: Fetch = (url, init) =>
+      outboundFetch(url, init, { timeoutMs: config.timeoutMs, maxBytes: MAX_ANSWER_BYTES }),
   ) {}
 
   get oauthEnabled(): boolean {
@@ -112,12 +120,21 @@ export class CodeHost {
   }
 
   /** One request with the timeout; every failure becomes a CodeHostError that names no secret. */
-  private async send(url: string, init: RequestInit): Promise<unknown> {
+  private async send(
+    url: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string },
+  ): Promise<unknown> {
     let response: Response;
     try {
-      response = await this.fetchImpl(url, { ...init, signal: AbortSignal.timeout(this.config.timeoutMs) });
+      response = await this.fetchImpl(url, init);
     } catch (error) {
-      const reason = (error as Error).name === 'TimeoutError' ? 'timed out' : 'could not be reached';
+      const kind = (error as OutboundError).kind;
+      const reason =
+        kind === 'timeout'
+          ? 'timed out'
+          : kind === 'too_large'
+            ? 'sent too large an answer'
+            : 'could not be reached';
       throw new CodeHostError('unavailable', `the code host ${reason}`);
     }
     const text = await response.text().catch(() => '');

@@ -1,5 +1,6 @@
 import type { ResearchConfig } from '../../config.ts';
 import { ApiError } from '../../http/errors.ts';
+import { type OutboundError, outboundFetch } from '../../outbound.ts';
 import type { Usage } from './synthesis.ts';
 
 export interface ProviderReply {
@@ -35,18 +36,24 @@ interface WireRequest {
   body: unknown;
 }
 
+/** A completion this large is no answer to a research question. */
+const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
+
 /** One non-streaming call; provider failures become 502, overload 503 and timeouts 504. */
 async function post(config: ResearchConfig, request: WireRequest): Promise<unknown> {
   let response: Response;
   try {
-    response = await fetch(request.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...request.headers },
-      body: JSON.stringify(request.body),
-      signal: AbortSignal.timeout(config.timeoutMs),
-    });
+    response = await outboundFetch(
+      request.url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...request.headers },
+        body: JSON.stringify(request.body),
+      },
+      { timeoutMs: config.timeoutMs, maxBytes: MAX_ANSWER_BYTES },
+    );
   } catch (error) {
-    if ((error as Error).name === 'TimeoutError') throw upstreamTimeout(config.timeoutMs);
+    if ((error as OutboundError).kind === 'timeout') throw upstreamTimeout(config.timeoutMs);
     throw upstreamError();
   }
   let payload: unknown;

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
+import { outboundFetch } from '../../outbound.ts';
 import { type Format, formatOf, type ParsedDocument } from './document.ts';
 import { readHtml } from './html-reader.ts';
 import { readPdf } from './pdf-reader.ts';
@@ -20,9 +21,24 @@ export function isUrl(target: string): boolean {
   return /^https?:\/\//i.test(target);
 }
 
-export async function fetchSource(target: string, timeoutMs = 30_000): Promise<Fetched> {
+/** How a corpus URL is fetched (from the research settings: CORPUS_ALLOW_PRIVATE_URLS, CORPUS_MAX_BYTES). */
+export interface SourcePolicy {
+  allowPrivateUrls: boolean;
+  maxDocumentBytes: number;
+  timeoutMs?: number;
+}
+
+export async function fetchSource(target: string, policy: SourcePolicy): Promise<Fetched> {
   if (isUrl(target)) {
-    const response = await fetch(target, { signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
+    const response = await outboundFetch(
+      target,
+      {},
+      {
+        timeoutMs: policy.timeoutMs ?? 30_000,
+        maxBytes: policy.maxDocumentBytes,
+        privateAddresses: policy.allowPrivateUrls,
+      },
+    );
     if (!response.ok) throw new Error(`${target}: HTTP ${response.status}`);
     const bytes = Buffer.from(await response.arrayBuffer());
     const name = decodeURIComponent(new URL(target).pathname.split('/').filter(Boolean).pop() ?? target);
