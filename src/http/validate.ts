@@ -62,15 +62,40 @@ function fieldName(path: readonly (string | number)[]): string {
 }
 
 /**
+ * The deepest nesting of arrays and objects an input may have. JSON.parse reads any depth, but
+ * JSON.stringify and every recursive walk overflow the call stack on a value some thousands of
+ * levels deep: such input is refused at validation, and measured by no one before it.
+ */
+export const MAX_NESTING = 32;
+
+/** Whether arrays and objects nest deeper than `max` in the value (walked without recursion). */
+export function nestedDeeperThan(value: unknown, max: number = MAX_NESTING): boolean {
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (pending.length > 0) {
+    const { value: current, depth } = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= max) return true;
+    for (const item of Array.isArray(current) ? current : Object.values(current))
+      if (item !== null && typeof item === 'object') pending.push({ value: item, depth: depth + 1 });
+  }
+  return false;
+}
+
+/**
  * What no storage engine holds, anywhere in a value that passed its schema (fields the schema
  * leaves open included): a NUL character in a string or a property name (PostgreSQL text refuses
- * U+0000) and a number that is not finite (JSON's 1e400 parses to Infinity). Walked with a stack
- * of its own, so however deep the value, the walk cannot overflow the call stack.
+ * U+0000), a number that is not finite (JSON's 1e400 parses to Infinity), and nesting deeper
+ * than MAX_NESTING. Walked with a stack of its own, so however deep the value, the walk cannot
+ * overflow the call stack.
  */
 function storageProblem(value: unknown): { field: string; message: string } | undefined {
   const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
   while (pending.length > 0) {
     const { value: current, path } = pending.pop()!;
+    if (path.length > MAX_NESTING) {
+      const field = fieldName(path.slice(0, MAX_NESTING));
+      return { field, message: `${field} is nested deeper than ${MAX_NESTING} levels` };
+    }
     if (typeof current === 'string') {
       if (current.includes('\u0000')) {
         const field = fieldName(path);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.ts';
 import { type CallResult, chargeAnonymous, runOperation } from '../http/pipeline.ts';
+import { nestedDeeperThan } from '../http/validate.ts';
 import { type CallRequest, callWithInput, type Operation } from '../operations/types.ts';
 import { agentInfo, type Capability, capabilitiesOf, capabilityList } from './a2a-card.ts';
 
@@ -100,7 +101,12 @@ async function runCapability(context: MethodContext, params: TaskParams): Promis
   }
   // The operation's REST body cap applies to its arguments, so a call REST refuses is refused here too.
   const limit = op.bodyLimit ?? deps.config.defaultBodyLimit;
-  if (params.arguments !== undefined && Buffer.byteLength(JSON.stringify(params.arguments)) > limit) {
+  // Arguments nested too deep to measure are left to validation, which refuses them naming the field.
+  if (
+    params.arguments !== undefined &&
+    !nestedDeeperThan(params.arguments) &&
+    Buffer.byteLength(JSON.stringify(params.arguments)) > limit
+  ) {
     const message = `The arguments are larger than ${op.mcpTool} accepts (${limit} bytes).`;
     throw new RpcFailure({
       code: RPC.otherClientError,

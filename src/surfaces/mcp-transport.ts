@@ -1,6 +1,8 @@
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  ClientRequestSchema,
+  ErrorCode,
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
@@ -24,8 +26,43 @@ export interface ExchangeHeaders {
   contentType?: string;
 }
 
+/**
+ * Each request method the SDK serves, with the schema its params must meet. The SDK checks params
+ * only inside the handler, and answers a mismatch (a tools/call whose arguments are a string, an
+ * initialize without clientInfo) as an internal error (-32603): a client mistake, refused here as
+ * Invalid params (-32602) instead.
+ */
+const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(
+  ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]),
+);
+
+/** The JSON-RPC error for a request whose params its method's schema refuses; undefined when they pass. */
+function invalidParams(message: JSONRPCMessage): JSONRPCMessage | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
+  const schema = REQUEST_SCHEMAS.get(message.method);
+  if (!schema) return undefined;
+  const checked = schema.safeParse(message);
+  if (checked.success) return undefined;
+  const issue = checked.error.issues[0];
+  const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+  return {
+    jsonrpc: '2.0',
+    id: message.id,
+    error: {
+      code: ErrorCode.InvalidParams,
+      message: `Invalid params: ${where}${issue?.message ?? 'invalid'}`,
+    },
+  };
+}
+
 function failure(status: number, code: number, message: string): HttpAnswer {
   return { status, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
+}
+
+/** The HTTP answer to requests once each has its response, in the order they were sent. */
+function answerOf(order: RequestId[], responses: Map<RequestId, JSONRPCMessage>): HttpAnswer {
+  const list = order.map((requestId) => responses.get(requestId));
+  return { status: 200, body: JSON.stringify(list.length === 1 ? list[0] : list) };
 }
 
 /**
@@ -61,8 +98,7 @@ export class ExchangeTransport implements Transport {
     pending.responses.set(id, message);
     if (pending.responses.size < pending.order.length) return;
     this.pending = undefined;
-    const responses = pending.order.map((requestId) => pending.responses.get(requestId));
-    pending.resolve({ status: 200, body: JSON.stringify(responses.length === 1 ? responses[0] : responses) });
+    pending.resolve(answerOf(pending.order, pending.responses));
   }
 
   /** One POST: its checks, then its messages to the connected server, then the answer. */
@@ -99,9 +135,17 @@ export class ExchangeTransport implements Transport {
       for (const message of messages) this.onmessage?.(message);
       return { status: 202 };
     }
+    const responses = new Map<RequestId, JSONRPCMessage>();
+    const dispatched: JSONRPCMessage[] = [];
+    for (const message of messages) {
+      const refusal = invalidParams(message);
+      if (refusal && isJSONRPCRequest(message)) responses.set(message.id, refusal);
+      else dispatched.push(message);
+    }
+    if (responses.size === order.length) return answerOf(order, responses);
     return new Promise<HttpAnswer>((resolve) => {
-      this.pending = { order, responses: new Map(), resolve };
-      for (const message of messages) this.onmessage?.(message);
+      this.pending = { order, responses, resolve };
+      for (const message of dispatched) this.onmessage?.(message);
     });
   }
 }

@@ -12,6 +12,7 @@ import type { Deps } from '../deps.ts';
 import { rateKeyForIp } from '../http/client.ts';
 import { ApiError } from '../http/errors.ts';
 import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
+import { nestedDeeperThan } from '../http/validate.ts';
 import type { Operation } from '../operations/types.ts';
 import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport, type HttpAnswer } from './mcp-transport.ts';
@@ -110,7 +111,8 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
       // The operation's body cap holds on MCP too; measuring the arguments is needed only for a large request.
       const cap = op.bodyLimit ?? deps.config.defaultBodyLimit;
       const rawSize = Buffer.byteLength(String(request.body ?? ''));
-      if (rawSize > cap && Buffer.byteLength(JSON.stringify(args)) > cap) {
+      // Arguments nested too deep to measure are left to validation, which refuses them naming the field.
+      if (rawSize > cap && !nestedDeeperThan(args) && Buffer.byteLength(JSON.stringify(args)) > cap) {
         const tooLarge = new ApiError(413, 'payload_too_large', 'payload_too_large', {
           message: 'The tool arguments are larger than this operation accepts.',
         });
