@@ -1,0 +1,690 @@
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { ALL_SCOPES } from '../../src/domain/auth/scopes.ts';
+import { createSession, SESSION_COOKIE } from '../../src/domain/auth/sessions.ts';
+import { OPERATIONS } from '../../src/operations/registry.ts';
+import type { Operation } from '../../src/operations/types.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import type { EngineName } from '../helpers/databases.ts';
+
+// Property-based fuzzing of every registry operation on every surface it is served on (REST, MCP
+// tools/call, A2A tasks/send). Each input is a generated call: a near-valid input with some fields
+// replaced by hostile values, or a hostile value as the whole input, sent with or without a
+// credential (a bearer with every scope of an operator, a browser session, a sandbox bearer, a
+// bearer nobody issued). The rule: no 5xx, no `internal` error inside an MCP or A2A reply, no
+// answer slower than the request timeout, no log line at error level.
+
+export type Surface = 'rest' | 'mcp' | 'a2a';
+type Credential = 'none' | 'bearer' | 'session' | 'sandbox' | 'unknown-bearer';
+
+/** JSON text written as it is where a value goes: what JSON.stringify cannot write (1e400, 2^70, deep nesting). */
+export class RawJson {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return `RawJson(${this.text.length > 60 ? `${this.text.slice(0, 60)}… (${this.text.length} chars)` : this.text})`;
+  }
+}
+
+/** JSON text of a generated value; RawJson pieces are written as they are. */
+export function jsonText(value: unknown): string {
+  if (value instanceof RawJson) return value.text;
+  if (Array.isArray(value)) return `[${value.map(jsonText).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const members = Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item)}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+// ---- Hostile values ----------------------------------------------------------------------------
+
+const ODD_PIECES = [
+  '\u0000',
+  '\u0001',
+  '\b',
+  '\t',
+  '\n',
+  '\r',
+  '\u001b',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\u00a0',
+  '\u200b',
+  '\u200e',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\ufffd',
+  '\uffff',
+  '\ud800',
+  '\udfff',
+  '😀',
+  'é',
+  'e\u0301',
+  'İ',
+  'ß',
+  '%',
+  '%00',
+  '%zz',
+  '&',
+  '=',
+  '+',
+  '#',
+  '?',
+  '/',
+  '\\',
+  '"',
+  "'",
+  '<script>',
+  '`',
+  '$' + '{x}',
+  '{}',
+  '..',
+  '*',
+  '_',
+  ',',
+  ';',
+  ' ',
+  'null',
+  'NaN',
+  '-1',
+  '0',
+  ':',
+  '__proto__',
+  'constructor',
+  "' OR 1=1 --",
+  'https://',
+  'fb_',
+  'evr_',
+];
+
+const oddString: fc.Arbitrary<string> = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom(...ODD_PIECES),
+      fc.string({ maxLength: 8 }),
+      fc.string({ unit: 'binary', maxLength: 6 }),
+      fc.string({ unit: 'grapheme', maxLength: 4 }),
+    ),
+    { maxLength: 10 },
+  )
+  .map((parts) => parts.join(''));
+
+const LENGTHS = [16, 40, 41, 64, 65, 80, 81, 160, 161, 200, 201, 500, 501, 600, 601, 1000, 1001, 2000, 2001];
+const hugeString: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...LENGTHS) },
+      { weight: 1, arbitrary: fc.constantFrom(10_000, 70_000, 300_000, 1_100_000) },
+    ),
+    fc.constantFrom('x', 'é', '😀', '\u0000', 'a ', '%', '\ud800'),
+  )
+  .map(([length, piece]) => piece.repeat(Math.ceil(length / piece.length)));
+
+const RAW_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '99999999999999999999',
+  '-99999999999999999999',
+  '9007199254740992',
+  '9223372036854775807',
+  '9223372036854775808',
+  '-9223372036854775809',
+  '123456789012345678901234567890.5',
+  '1E3',
+  '1.0',
+  '0.0000001',
+  '-0',
+  '-0.0',
+];
+
+const oddNumber: fc.Arbitrary<unknown> = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(
+    0,
+    -1,
+    1,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 32,
+    2 ** 53 - 1,
+    2 ** 53,
+    2 ** 63,
+    -(2 ** 63),
+    1e20,
+    1e308,
+    -1e308,
+    5e-324,
+    0.5,
+    1.5,
+    -0.0001,
+  ),
+  fc.constantFrom(...RAW_NUMBERS).map((text) => new RawJson(text)),
+  fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map((n) => new RawJson(n.toString())),
+);
+
+const deepValue: fc.Arbitrary<unknown> = fc
+  .tuple(fc.constantFrom(50, 1000, 20_000, 200_000), fc.boolean())
+  .map(([depth, arrays]) =>
+    arrays
+      ? new RawJson('['.repeat(depth) + ']'.repeat(depth))
+      : new RawJson('{"a":'.repeat(depth) + '1' + '}'.repeat(depth)),
+  );
+
+const oddObject: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(
+    new RawJson('{"__proto__":{"admin":true}}'),
+    new RawJson('{"constructor":{"prototype":{"admin":true}}}'),
+    new RawJson('{"a":1,"a":2}'),
+    {},
+    { '': '' },
+    [],
+    [null],
+  ),
+  fc.dictionary(oddString, fc.oneof(oddString, oddNumber), { maxKeys: 3 }),
+);
+
+/** A hostile value of any JSON type. */
+export const hostile: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: oddString },
+  { weight: 1, arbitrary: hugeString },
+  { weight: 3, arbitrary: oddNumber },
+  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+  { weight: 1, arbitrary: fc.constantFrom(true, false, null) },
+  { weight: 1, arbitrary: oddObject },
+  { weight: 1, arbitrary: fc.array(fc.oneof(oddString, oddNumber), { maxLength: 4 }) },
+  { weight: 1, arbitrary: deepValue },
+);
+
+// ---- Values from an operation's schema ---------------------------------------------------------
+
+interface JsonSchema {
+  type?: string | string[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  const?: unknown;
+  enum?: unknown[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
+  minItems?: number;
+  maxItems?: number;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  format?: string;
+}
+
+/**
+ * A value the schema accepts, or near it: each place may instead get a hostile value, so most
+ * inputs pass validation but one field, and the handlers run on what the schema lets through.
+ */
+function fromSchema(schema: JsonSchema, known: fc.Arbitrary<string>, depth = 0): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    { weight: 8, arbitrary: validFromSchema(schema, known, depth) },
+    { weight: 1, arbitrary: hostile },
+  );
+}
+
+function validFromSchema(
+  schema: JsonSchema,
+  known: fc.Arbitrary<string>,
+  depth: number,
+): fc.Arbitrary<unknown> {
+  if (depth > 6) return hostile;
+  if (schema.const !== undefined) return fc.constant(schema.const);
+  if (schema.enum?.length) return fc.constantFrom(...schema.enum);
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches?.length) return fc.oneof(...branches.map((branch) => fromSchema(branch, known, depth + 1)));
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'string': {
+      if (schema.format === 'date-time')
+        return fc
+          .date({ min: new Date('1970-01-01'), max: new Date('2200-01-01'), noInvalidDate: true })
+          .map((date) => date.toISOString());
+      if (schema.format === 'email') return fc.emailAddress();
+      if (schema.format === 'uri') return fc.webUrl();
+      const min = schema.minLength ?? 0;
+      const max = schema.maxLength ?? 200;
+      return fc.oneof(
+        { weight: 3, arbitrary: known },
+        { weight: 3, arbitrary: fc.string({ minLength: min, maxLength: Math.min(max, Math.max(min, 40)) }) },
+        { weight: 1, arbitrary: fc.constantFrom('x'.repeat(min), 'x'.repeat(max), 'é'.repeat(max)) },
+      );
+    }
+    case 'integer':
+      return fc.integer({ min: schema.minimum ?? -(2 ** 31), max: schema.maximum ?? 2 ** 31 });
+    case 'number':
+      return fc.double({
+        min: schema.minimum,
+        max: schema.maximum,
+        noNaN: true,
+        noDefaultInfinity: true,
+      });
+    case 'boolean':
+      return fc.boolean();
+    case 'null':
+      return fc.constant(null);
+    case 'array':
+      return fc.array(fromSchema(schema.items ?? {}, known, depth + 1), {
+        minLength: schema.minItems ?? 0,
+        maxLength: Math.min(schema.maxItems ?? 4, 4),
+      });
+    case 'object': {
+      const properties = schema.properties ?? {};
+      const names = Object.keys(properties);
+      const record = fc.record(
+        Object.fromEntries(names.map((name) => [name, fromSchema(properties[name], known, depth + 1)])),
+        { requiredKeys: (schema.required ?? []).filter((name) => names.includes(name)) },
+      );
+      return fc
+        .tuple(record, fc.option(fc.dictionary(oddString, hostile, { maxKeys: 2 }), { freq: 12 }))
+        .map(([value, extra]) => (extra ? { ...extra, ...value } : value));
+    }
+    default:
+      return fc.jsonValue({ maxDepth: 2 });
+  }
+}
+
+// ---- Calls --------------------------------------------------------------------------------------
+
+export interface FuzzCase {
+  surface: Surface;
+  operation: string;
+  credential: Credential;
+  /** REST: the path with its query string; MCP and A2A: the endpoint. */
+  path: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+const QUERY_ODDITIES = [
+  '',
+  '&',
+  '&&',
+  '=',
+  '==&',
+  '%',
+  '%2',
+  '%zz',
+  '%00',
+  '%ff%fe',
+  '%c0%af',
+  '%ed%a0%80',
+  '+',
+  'a[]=1',
+  'a[b]=2',
+  '?',
+  ';',
+  '%26%3D',
+  'limit=1&limit=2',
+  '__proto__=1',
+  'constructor[prototype]=1',
+];
+
+type Encoding = 'component' | 'raw' | 'double' | 'plus';
+
+function queryValueText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value instanceof RawJson) return value.text.slice(0, 5000);
+  return jsonText(value).slice(0, 5000);
+}
+
+function encodeQueryText(text: string, encoding: Encoding): string {
+  switch (encoding) {
+    case 'component':
+      return encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '\ufffd'));
+    case 'double':
+      return encodeURIComponent(encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '\ufffd')));
+    case 'plus':
+      return encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '\ufffd')).replace(/%20/g, '+');
+    default:
+      // As it is: the URL parser percent-encodes what it must and leaves the rest (%, &, = included).
+      return text.replace(/#/g, '%23');
+  }
+}
+
+/** A query string from a generated input: every field, each encoded its own way, and odd pieces. */
+const queryArbitrary = (input: fc.Arbitrary<unknown>) =>
+  fc
+    .tuple(
+      input,
+      fc.array(fc.constantFrom<Encoding>('component', 'raw', 'double', 'plus'), {
+        minLength: 8,
+        maxLength: 8,
+      }),
+      fc.array(fc.constantFrom(...QUERY_ODDITIES), { maxLength: 2 }),
+    )
+    .map(([value, encodings, oddities]) => {
+      const parts: string[] = [];
+      let turn = 0;
+      const next = () => encodings[turn++ % encodings.length];
+      if (
+        value !== null &&
+        typeof value === 'object' &&
+        !(value instanceof RawJson) &&
+        !Array.isArray(value)
+      ) {
+        for (const [name, item] of Object.entries(value)) {
+          const items = Array.isArray(item) ? item : [item];
+          for (const one of items)
+            parts.push(`${encodeQueryText(name, next())}=${encodeQueryText(queryValueText(one), next())}`);
+        }
+      } else {
+        parts.push(encodeQueryText(queryValueText(value), next()));
+      }
+      parts.push(...oddities.filter(Boolean));
+      return parts.join('&');
+    });
+
+const MCP_HEADERS = {
+  accept: 'application/json, text/event-stream',
+  'content-type': 'application/json',
+  'mcp-protocol-version': '2025-06-18',
+};
+
+interface Secrets {
+  bearer: string;
+  sandbox: string;
+  cookie: string;
+}
+
+function credentialHeaders(credential: Credential, secrets: Secrets): Record<string, string> {
+  switch (credential) {
+    case 'bearer':
+      return { authorization: `Bearer ${secrets.bearer}` };
+    case 'sandbox':
+      return { authorization: `Bearer ${secrets.sandbox}` };
+    case 'unknown-bearer':
+      return { authorization: `Bearer agt_${'A'.repeat(43)}` };
+    case 'session':
+      return { cookie: secrets.cookie };
+    default:
+      return {};
+  }
+}
+
+const credentialArbitrary: fc.Arbitrary<Credential> = fc.oneof(
+  { weight: 9, arbitrary: fc.constant<Credential>('bearer') },
+  { weight: 2, arbitrary: fc.constant<Credential>('session') },
+  { weight: 2, arbitrary: fc.constant<Credential>('none') },
+  { weight: 1, arbitrary: fc.constant<Credential>('sandbox') },
+  { weight: 1, arbitrary: fc.constant<Credential>('unknown-bearer') },
+);
+
+const idempotencyKey = fc.option(
+  fc.oneof(
+    fc.uuid(),
+    oddString.map((s) => s.replace(/[^\x20-\x7e]/g, 'x')),
+  ),
+  {
+    freq: 6,
+  },
+);
+
+/** Generated calls of one operation on one surface; `secrets` is read when a call is sent. */
+function callsOf(
+  op: Operation,
+  surface: Surface,
+  known: fc.Arbitrary<string>,
+): fc.Arbitrary<Omit<FuzzCase, 'headers'> & { extra: Record<string, string> }> {
+  const input = fc.oneof(
+    { weight: 6, arbitrary: fromSchema(op.input as JsonSchema, known) },
+    { weight: 1, arbitrary: hostile },
+  );
+  if (surface === 'rest') {
+    const paths = [op.path!, ...(op.aliases ?? [])];
+    if (op.inputFrom === 'query') {
+      return fc
+        .tuple(credentialArbitrary, fc.constantFrom(...paths), queryArbitrary(input))
+        .map(([credential, path, query]) => ({
+          surface,
+          operation: op.id,
+          credential,
+          method: op.method,
+          path: query ? `${path}?${query}` : path,
+          extra: {},
+        }));
+    }
+    return fc
+      .tuple(credentialArbitrary, fc.constantFrom(...paths), input, idempotencyKey, fc.nat(20))
+      .map(([credential, path, value, key, variant]) => {
+        const extra: Record<string, string> = { 'content-type': 'application/json' };
+        let body = jsonText(value);
+        // Now and then, a body cut short or declared as something else.
+        if (variant === 0) body = body.slice(0, Math.floor(body.length / 2));
+        if (variant === 1) extra['content-type'] = 'text/plain';
+        if (variant === 2) extra['content-type'] = 'application/json; charset=latin1';
+        if (key !== null) extra['idempotency-key'] = key;
+        return { surface, operation: op.id, credential, method: op.method, path, body, extra };
+      });
+  }
+  return fc.tuple(credentialArbitrary, input, idempotencyKey).map(([credential, value, key]) => {
+    const extra: Record<string, string> =
+      surface === 'mcp' ? { ...MCP_HEADERS } : { 'content-type': 'application/json' };
+    if (key !== null) extra['idempotency-key'] = key;
+    const body =
+      surface === 'mcp'
+        ? `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(op.mcpTool)},"arguments":${jsonText(value)}}}`
+        : `{"jsonrpc":"2.0","id":1,"method":"tasks/send","params":{"capability":${JSON.stringify(op.mcpTool)},"arguments":${jsonText(value)}}}`;
+    return {
+      surface,
+      operation: op.id,
+      credential,
+      method: 'POST',
+      path: surface === 'mcp' ? '/api/mcp' : '/api/a2a',
+      body,
+      extra,
+    };
+  });
+}
+
+/** Every (operation, surface) pair the registry serves. */
+export function targets(
+  operations: readonly Operation[] = OPERATIONS,
+): { op: Operation; surface: Surface }[] {
+  const all: { op: Operation; surface: Surface }[] = [];
+  for (const op of operations) {
+    if (op.path !== undefined) all.push({ op, surface: 'rest' });
+    if (op.mcpTool) all.push({ op, surface: 'mcp' }, { op, surface: 'a2a' });
+  }
+  return all;
+}
+
+// ---- Running ------------------------------------------------------------------------------------
+
+export interface FuzzFailure {
+  path: string;
+  problem: string;
+  call: string;
+}
+
+export interface FuzzReport {
+  engine: EngineName;
+  seed: number;
+  tried: number;
+  failed: number;
+  failures: FuzzFailure[];
+  seconds: number;
+  bySurface: Record<Surface, number>;
+  /** How the calls were answered: a success, or the error_kind of the refusal. */
+  outcomes: Record<string, number>;
+}
+
+/** A success, or the kind of refusal (the error_kind in the REST body, the tool result or the JSON-RPC error). */
+function outcomeOf(status: number, text: string): string {
+  if (status >= 500) return `${status}`;
+  const kind = /"error_kind":"([a-z_]+)"/.exec(text)?.[1];
+  if (kind) return kind;
+  const code = /^\{"jsonrpc":"2\.0","id":[^,]*,"error":\{"code":(-?\d+)/.exec(text)?.[1];
+  if (code) return `json-rpc ${code}`;
+  return status < 300 ? 'success' : `http ${status}`;
+}
+
+export interface FuzzOptions {
+  runs: number;
+  seed: number;
+  /** Stop generating after this long (what ran is reported). */
+  timeLimitMs?: number;
+  /** 'assert': the first failure throws (shrunk, with seed and path); 'collect': every failure is counted. */
+  mode: 'assert' | 'collect';
+  /** Replays one run (fast-check's path, printed with a failure). */
+  path?: string;
+  /** Per-request limit (a hang is a failure). */
+  requestTimeoutMs?: number;
+  onProgress?: (tried: number, failed: number) => void;
+}
+
+const UNLIMITED = {
+  anonymousPerMinute: 1e9,
+  tokenPerMinute: 1e9,
+  signupStartPerHour: 1e9,
+  feedbackPerHour: 1e9,
+  highlightsPerDay: 1e9,
+  rsvpsPerDay: 1e9,
+  bookingsPerDay: 1e9,
+  eventRequestsPerDay: 1e9,
+  leaderboardOptInPerHour: 1e9,
+  operatorMutationsPerDay: 1e9,
+  researchPerHour: 1e9,
+};
+
+/** Strings the handlers know (tier names, ids and slugs of the demo data), so they get past lookups. */
+async function knownStrings(t: TestApp): Promise<string[]> {
+  const db = t.deps.db;
+  const known = new Set<string>(t.deps.tiers.names());
+  const add = (values: unknown[]) => {
+    for (const value of values) if (typeof value === 'string' && value) known.add(value);
+  };
+  add((await db.selectFrom('events').select('platform_url').execute()).map((row) => row.platform_url));
+  add((await db.selectFrom('resources').select('id').execute()).map((row) => row.id));
+  add((await db.selectFrom('newsletter_issues').select('slug').execute()).map((row) => row.slug));
+  add((await db.selectFrom('newsletter_stories').select('story_id').execute()).map((row) => row.story_id));
+  add((await db.selectFrom('highlights').select('id').execute()).map((row) => row.id));
+  add((await db.selectFrom('feedback').select('ticket_id').execute()).map((row) => row.ticket_id));
+  add((await db.selectFrom('event_requests').select('id').execute()).map((row) => row.id));
+  add((await db.selectFrom('tier_requests').select('id').execute()).map((row) => row.id));
+  add(['approve', 'deny', 'reject', 'pending', 'open', 'resolved', 'tier_requested', 'read:public']);
+  return [...known];
+}
+
+/** Starts an app on the engine and feeds it generated calls; resolves with what it tried and what failed. */
+export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Promise<FuzzReport> {
+  const errorLines: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) {
+        if (!line) continue;
+        try {
+          if ((JSON.parse(line) as { level: number }).level >= 50) errorLines.push(line);
+        } catch {
+          errorLines.push(line);
+        }
+      }
+      done();
+    },
+  });
+  const t = await startTestApp({ engine, logStream, limits: UNLIMITED, config: { seedDemo: true } });
+  const started = Date.now();
+  const report: FuzzReport = {
+    engine,
+    seed: options.seed,
+    tried: 0,
+    failed: 0,
+    failures: [],
+    seconds: 0,
+    bySurface: { rest: 0, mcp: 0, a2a: 0 },
+    outcomes: {},
+  };
+  try {
+    const operator = await t.member('operator', 'Fuzz Operator');
+    const secrets: Secrets = {
+      bearer: await t.token(operator, ALL_SCOPES),
+      sandbox: await t.token(operator, ALL_SCOPES, { sandbox: true }),
+      cookie: `${SESSION_COOKIE}=${await createSession(t.deps.db, t.clock, operator.id)}`,
+    };
+    const known = fc.constantFrom(...(await knownStrings(t)));
+    const calls = fc.oneof(...targets().map(({ op, surface }) => callsOf(op, surface, known)));
+    const timeout = options.requestTimeoutMs ?? 15_000;
+
+    async function send(
+      call: Omit<FuzzCase, 'headers'> & { extra: Record<string, string> },
+    ): Promise<string | undefined> {
+      const headers = { ...call.extra, ...credentialHeaders(call.credential, secrets) };
+      // A self-revoke with the shared bearer would end every later call's credential: it gets its own.
+      if (call.operation === 'revokeToken' && (call.credential === 'bearer' || call.credential === 'sandbox'))
+        headers.authorization = `Bearer ${await t.token(operator, ALL_SCOPES, { sandbox: call.credential === 'sandbox' })}`;
+      const logged = errorLines.length;
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetch(t.baseUrl + call.path, {
+          method: call.method,
+          headers,
+          body: call.body,
+          signal: AbortSignal.timeout(timeout),
+        });
+        text = await response.text();
+      } catch (error) {
+        return `no answer: ${(error as Error).message}`;
+      }
+      report.outcomes[outcomeOf(response.status, text)] =
+        (report.outcomes[outcomeOf(response.status, text)] ?? 0) + 1;
+      if (response.status >= 500) return `HTTP ${response.status}: ${text.slice(0, 300)}`;
+      if (text.includes('"error_kind":"internal"'))
+        return `an internal error in the reply: ${text.slice(0, 300)}`;
+      if (call.surface !== 'rest') {
+        let body: { error?: { code?: number } } | undefined;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        if (body?.error?.code === -32603) return `JSON-RPC internal error: ${text.slice(0, 300)}`;
+      }
+      if (errorLines.length > logged)
+        return `logged at error level: ${errorLines.slice(logged).join('\n').slice(0, 600)}`;
+      return undefined;
+    }
+
+    const describeCall = (call: Omit<FuzzCase, 'headers'> & { extra: Record<string, string> }) => {
+      const body =
+        call.body === undefined
+          ? ''
+          : ` ${call.body.length > 400 ? `${call.body.slice(0, 400)}… (${call.body.length} chars)` : call.body}`;
+      return `${call.surface} ${call.operation} [${call.credential}] ${call.method} ${call.path.slice(0, 400)}${body}`;
+    };
+
+    const property = fc.asyncProperty(calls, async (call) => {
+      const run = report.tried++;
+      report.bySurface[call.surface]++;
+      const problem = await send(call);
+      if (problem) {
+        report.failed++;
+        if (options.mode === 'assert') throw new Error(`${problem}\n  call: ${describeCall(call)}`);
+        const path = options.path ?? String(run);
+        if (report.failures.length < 200) report.failures.push({ path, problem, call: describeCall(call) });
+      }
+      options.onProgress?.(report.tried, report.failed);
+    });
+    await fc.assert(property, {
+      seed: options.seed,
+      numRuns: options.runs,
+      path: options.path,
+      interruptAfterTimeLimit: options.timeLimitMs,
+      markInterruptAsFailure: false,
+      endOnFailure: options.mode === 'collect',
+    });
+  } finally {
+    report.seconds = (Date.now() - started) / 1000;
+    await t.close();
+  }
+  return report;
+}
