@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { sql } from 'kysely';
 import type { Deps } from './deps.ts';
 import { acceptRequestId } from './http/client.ts';
+import { errors } from './http/errors.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Operation } from './operations/types.ts';
 import { registerA2a } from './surfaces/a2a.ts';
@@ -144,6 +146,41 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   app.get('/openapi.json', async () => openapi);
   app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(reference));
   app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderHomePage(deps)));
+  // Liveness: the process answers. Readiness: the parts it stands on answer too.
   app.get('/healthz', async () => ({ ok: true }));
+  deps.windowCounters.useLog?.(app.log);
+  app.get('/readyz', async (request, reply) => {
+    const checks = await readiness(deps);
+    if (Object.values(checks).every((state) => state === 'up')) return { ok: true, checks };
+    const failure = errors.unavailable();
+    reply.code(failure.status).headers(failure.headers());
+    return { ...failure.body(request.id), checks };
+  });
   return app;
+}
+
+/** Each part a request may need, 'up' when it answered within a second. */
+async function readiness(deps: Deps): Promise<Record<string, 'up' | 'down'>> {
+  const within = async (check: () => Promise<unknown>) => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), 1000);
+    });
+    try {
+      const answered = await Promise.race([check().then((value) => value !== false), late]);
+      return answered ? 'up' : 'down';
+    } catch {
+      return 'down';
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const checks: Record<string, 'up' | 'down'> = {};
+  const [database, redis] = await Promise.all([
+    within(() => sql`select 1`.execute(deps.db)),
+    deps.windowCounters.ready ? within(() => deps.windowCounters.ready!()) : undefined,
+  ]);
+  checks.database = database;
+  if (redis) checks.redis = redis;
+  return checks;
 }

@@ -47,7 +47,7 @@ export async function createDeps(
 ): Promise<Deps & { seeded: boolean }> {
   // First: a public deployment that cannot deliver sign-in links refuses to start before it opens anything.
   const mailer = createMailer(config);
-  const database = openDatabase(config.databaseUrl);
+  const database = openDatabase(config.databaseUrl, config.databaseTimeouts);
   const windowCounters: WindowCounterStore = config.redisUrl
     ? new RedisWindowCounters(config.redisUrl, config.redisKeyPrefix)
     : database.engine === 'sqlite'

@@ -21,6 +21,7 @@ export const ERROR_KINDS = [
   'sandbox',
   'signature',
   'upstream',
+  'unavailable',
   'internal',
 ] as const;
 
@@ -76,6 +77,65 @@ export class ApiError extends Error {
   }
 }
 
+/** Seconds a 503 asks the caller to wait: a restarting database or cache is usually back within that. */
+export const UNAVAILABLE_RETRY_SECONDS = 2;
+
+/** SQLSTATE classes and codes that say the database is away, not that the request is wrong. */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown: terminating connection due to administrator command
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: the database system is starting up / shutting down
+  '57014', // query_canceled: the statement timeout fired
+  '53300', // too_many_connections
+  '55P03', // lock_not_available (lock timeout)
+]);
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/** What node-postgres and its pool say when the connection is gone or cannot be had in time. */
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/,
+  /timeout exceeded when trying to connect/,
+  /^Query read timeout/,
+  /is not queryable/,
+  /Connection is closed/,
+];
+
+/**
+ * True when the error says a part the service stands on (PostgreSQL, Redis) is unreachable or
+ * restarting, so the request may succeed if repeated shortly: connection refused or reset, the
+ * server's shutdown codes, the pool's acquire timeout, a statement or query timeout.
+ */
+export function isDependencyUnavailable(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code, message, errors: inner } = error as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
+    if (code.startsWith('08')) return true; // connection_exception class
+  }
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message)))
+    return true;
+  // Node reports a refused connection to every address of a name as an AggregateError.
+  return Array.isArray(inner) && inner.some(isDependencyUnavailable);
+}
+
+/**
+ * The one place a thrown value becomes an answer: an ApiError as it is, a dependency that is away as
+ * 503 service_unavailable (with Retry-After), anything else as 500.
+ */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (isDependencyUnavailable(error)) return errors.unavailable();
+  return errors.internal();
+}
+
 export const errors = {
   validation: (message: string, extra?: Record<string, unknown>) =>
     new ApiError(400, 'validation_failed', 'validation', { message, extra }),
@@ -87,6 +147,12 @@ export const errors = {
   gone: (code: string, message: string) => new ApiError(410, code, 'gone', { message }),
   unauthorized: (code: string, message: string) =>
     new ApiError(401, code, 'unauthorized', { message, authGate: true }),
+  /** The database (or another part the request needs) is away for now; the caller may retry. */
+  unavailable: () =>
+    new ApiError(503, 'service_unavailable', 'unavailable', {
+      message: 'The service cannot reach its database right now; retry shortly.',
+      retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+    }),
   /** A 5xx never says what went wrong inside; the request id ties it to the log line. */
   internal: (detail?: string) =>
     new ApiError(500, 'internal_error', 'internal', {

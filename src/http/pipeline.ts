@@ -4,7 +4,7 @@ import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
 import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
 import { authenticate, NO_CREDENTIAL, presentsCredential } from './authenticate.ts';
 import { SHORT_WINDOW_SECONDS } from './counter-stores.ts';
-import { ApiError, errors } from './errors.ts';
+import { ApiError, errors, isDependencyUnavailable, toApiError } from './errors.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -278,7 +278,10 @@ async function runSteps(
     try {
       result = await op.handler(context);
     } catch (error) {
-      if (keyHash) await releaseIdempotencyKey(deps.db, keyHash);
+      // A failure the operation reported ran no side effect: the key is released so a retry runs it.
+      // When the database went away mid-call nobody knows whether the write committed, so the claim
+      // stays in flight: a retry hears idempotency_in_flight until the claim is abandoned (60 s).
+      if (keyHash && !isDependencyUnavailable(error)) await releaseIdempotencyKey(deps.db, keyHash);
       throw error;
     }
     const status = result.status ?? op.successStatus;
@@ -298,8 +301,9 @@ async function runSteps(
       headers,
     };
   } catch (error) {
-    const apiError = error instanceof ApiError ? error : errors.internal();
-    if (!(error instanceof ApiError)) {
+    const apiError = toApiError(error);
+    if (apiError.status === 503) logUnavailable(request.log, error);
+    else if (!(error instanceof ApiError)) {
       request.log?.error({ err: error, operation: op.id, requestId: request.requestId }, 'operation failed');
     }
     if (apiError.options.authGate && charged.length === 0) {
@@ -352,4 +356,32 @@ export async function chargeAnonymous(
     deps.clock.now(),
   );
   return { headers: rateLimitHeaders(outcomes), refusal: exceeded ? rateLimitedError(exceeded) : undefined };
+}
+
+type FaultLog = {
+  error(details: Record<string, unknown>, message: string): void;
+  warn?: (details: Record<string, unknown>, message: string) => void;
+};
+let unavailableLoggedAt = 0;
+let unavailableSuppressed = 0;
+
+/**
+ * While the database is away every request fails the same way: one warn line per 10 s (with how many
+ * were left out) says so without flooding the log.
+ */
+export function logUnavailable(log: FaultLog | undefined, error: unknown): void {
+  const now = Date.now();
+  if (now - unavailableLoggedAt < 10_000) {
+    unavailableSuppressed++;
+    return;
+  }
+  const details = {
+    cause: (error as { message?: string })?.message,
+    code: (error as { code?: string })?.code,
+    suppressed: unavailableSuppressed,
+  };
+  unavailableLoggedAt = now;
+  unavailableSuppressed = 0;
+  if (log?.warn) log.warn(details, 'database unavailable: answering 503');
+  else log?.error(details, 'database unavailable: answering 503');
 }

@@ -31,8 +31,21 @@ export interface Database {
 // int8 (COUNT, bigint epoch milliseconds) arrives as a string by default; every value we store fits a double.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-export function openDatabase(url: string): Database {
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url);
+/** How long PostgreSQL may keep a request waiting before it is answered 503 (DATABASE_*_TIMEOUT_MS). */
+export interface DatabaseTimeouts {
+  /** A new connection (or a free one from the full pool) must be had within this long; 0: no bound. */
+  connectTimeoutMs: number;
+  /** One statement may run this long (server statement_timeout, and the client's own wait); 0: no bound. */
+  statementTimeoutMs: number;
+}
+
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
+  connectTimeoutMs: 3000,
+  statementTimeoutMs: 15_000,
+};
+
+export function openDatabase(url: string, timeouts: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS): Database {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, timeouts);
   if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
   throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got ${url.split(':')[0]}:)`);
 }
@@ -80,11 +93,35 @@ function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
   return { prepare, close: () => sqlite.close() } as unknown as SQLite.Database;
 }
 
-function openPostgres(url: string): Database {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
+  const { connectTimeoutMs, statementTimeoutMs } = timeouts;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // A server that is down refuses at once; one that does not answer (a dropped host) would hold the
+    // request for the kernel's TCP timeout. Both waits are bounded, so the caller hears 503 quickly.
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+    ...(statementTimeoutMs > 0
+      ? {
+          // The server cancels a statement that runs too long and keeps the connection; the client's
+          // own bound (a little later) covers a server that no longer answers at all.
+          statement_timeout: statementTimeoutMs,
+          query_timeout: statementTimeoutMs + 1000,
+        }
+      : {}),
+  });
   // An idle connection the server drops (restart, failover, pg_terminate_backend) is emitted here;
   // unhandled, it would crash the process. The pool has already discarded it and reconnects on demand.
   pool.on('error', () => {});
+  // The pool listens for errors only while a connection sits idle. One handed out (a query or a
+  // transaction in progress) reports the server's 57P01 or a reset socket on its own 'error' event a
+  // moment after the failed query, often before Kysely returns it; with no listener that event ends
+  // the process. The query itself already failed with the same error (answered 503), and the pool
+  // discards the broken connection when it comes back (it is no longer queryable).
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) }) as Db;
   const parsed = new URL(url);
   return {

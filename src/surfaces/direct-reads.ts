@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { Deps } from '../deps.ts';
 import { acceptRequestId, queryInput } from '../http/client.ts';
-import { errors } from '../http/errors.ts';
-import { type CallResult, renderError, runOperation } from '../http/pipeline.ts';
+import { errors, toApiError } from '../http/errors.ts';
+import { type CallResult, logUnavailable, renderError, runOperation } from '../http/pipeline.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 import { callRequestFrom, deprecationHeaders, header, JSON_TYPE, restAnswer } from './rest.ts';
 
@@ -82,8 +82,10 @@ export function directReads(
     try {
       result = await runOperation(deps, route.op, call);
     } catch (error) {
-      log.error({ err: error, requestId: id }, 'request failed');
-      result = renderError(errors.internal(), { requestId: id });
+      const failure = toApiError(error);
+      if (failure.status === 503) logUnavailable(log, error);
+      else log.error({ err: error, requestId: id }, 'request failed');
+      result = renderError(failure, { requestId: id });
     }
     const headers = ['x-request-id', id, 'x-content-type-options', 'nosniff'];
     const payload = restAnswer(result, route.extraHeaders, header(request, 'accept-encoding'), headers);

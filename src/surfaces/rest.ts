@@ -3,8 +3,14 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Deps } from '../deps.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
-import { ApiError, errors } from '../http/errors.ts';
-import { type CallResult, chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
+import { ApiError, errors, isDependencyUnavailable } from '../http/errors.ts';
+import {
+  type CallResult,
+  chargeAnonymous,
+  logUnavailable,
+  renderError,
+  runOperation,
+} from '../http/pipeline.ts';
 import { serializedPayload } from '../http/serialized-answers.ts';
 import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
 
@@ -134,6 +140,7 @@ function translateFrameworkError(error: Error & { code?: string; statusCode?: nu
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500)
     return new ApiError(status, 'bad_request', 'validation', { message: error.message });
+  if (isDependencyUnavailable(error)) return errors.unavailable();
   return errors.internal();
 }
 
@@ -142,7 +149,9 @@ export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
     // A body that fails to parse on a path with no operation is still the catch-all, not a 400.
     if (request.is404 && isApiPath(request)) return catchAll(deps, request, reply);
     const apiError = error instanceof ApiError ? error : translateFrameworkError(error);
-    if (apiError.status >= 500) request.log.error({ err: error, requestId: request.id }, 'request failed');
+    if (apiError.status === 503) logUnavailable(request.log, error);
+    else if (apiError.status >= 500)
+      request.log.error({ err: error, requestId: request.id }, 'request failed');
     const rendered = renderError(apiError, { requestId: request.id });
     reply.code(rendered.status).headers(rendered.headers);
     return rendered.body;

@@ -1,0 +1,444 @@
+// Faults of the parts the service stands on (issue 15): the real server process runs against a
+// PostgreSQL cluster and a Redis this file starts itself, under a steady write load, while PostgreSQL
+// is restarted, then stopped for 10 s, then Redis is stopped for 10 s. The process must stay up,
+// never answer 500, answer 503 (Error shape, Retry-After) while the database is away, lose no
+// acknowledged write, and serve again within seconds of each part's return.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import pg from 'pg';
+import { freePort } from './helpers/app.ts';
+import { killAllChildren, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
+
+const OUTAGE_MS = 10_000;
+const CLIENTS = 4;
+
+function findPostgresBin(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length ? join(root, versions[0], 'bin') : undefined;
+}
+
+function findRedisServer(): string | undefined {
+  const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
+  return found.status === 0 ? found.stdout.trim() : undefined;
+}
+
+const pgBin = findPostgresBin();
+const redisServer = findRedisServer();
+const missing = [!pgBin && 'initdb/pg_ctl (/usr/lib/postgresql/*/bin)', !redisServer && 'redis-server']
+  .filter(Boolean)
+  .join(' and ');
+const skip =
+  missing && !process.env.REQUIRE_POSTGRES
+    ? `the fault tests start their own PostgreSQL and Redis: ${missing} not installed`
+    : false;
+
+/** initdb and postgres refuse to run as root: then they run as the postgres user. */
+const asRoot = process.getuid?.() === 0;
+function pgCommand(tool: string, args: string[]): void {
+  const path = join(pgBin!, tool);
+  const [command, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
+  execFileSync(command, argv, { stdio: 'pipe', timeout: 60_000 });
+}
+
+class LocalPostgres {
+  readonly dir = mkdtempSync(join(tmpdir(), 'faults-pg-'));
+  readonly data = join(this.dir, 'data');
+  constructor(readonly port: number) {
+    if (asRoot) {
+      const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+      const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+      chownSync(this.dir, uid, gid);
+    }
+    chmodSync(this.dir, 0o700);
+    pgCommand('initdb', ['-D', this.data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  }
+  private ctl(action: string, extra: string[] = []) {
+    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    pgCommand('pg_ctl', [
+      action,
+      '-D',
+      this.data,
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      options,
+      '-l',
+      join(this.dir, 'log'),
+      ...extra,
+    ]);
+  }
+  start() {
+    this.ctl('start');
+  }
+  /** Fast: every session is terminated (57P01), as an operator's restart does. */
+  stop() {
+    pgCommand('pg_ctl', ['stop', '-D', this.data, '-w', '-m', 'fast']);
+  }
+  restart() {
+    this.ctl('restart', ['-m', 'fast']);
+  }
+  url(database: string) {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+  remove() {
+    try {
+      this.stop();
+    } catch {
+      // already stopped
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+class LocalRedis {
+  private child: ChildProcess | undefined;
+  constructor(readonly port: number) {}
+  async start() {
+    this.child = spawn(
+      redisServer!,
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const ping = spawnSync('redis-cli', ['-p', String(this.port), 'ping'], { encoding: 'utf8' });
+      if (ping.stdout?.trim() === 'PONG') return;
+      await sleep(50);
+    }
+    throw new Error('redis-server did not answer');
+  }
+  async stop() {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Answer {
+  at: number;
+  status: number;
+  kind: 'write' | 'read';
+  ticket?: string;
+  body: Record<string, unknown>;
+  retryAfter: string | null;
+}
+
+/** CLIENTS writers posting feedback one after another, and one reader, until stopped. */
+function steadyLoad(baseUrl: string) {
+  const answers: Answer[] = [];
+  const failures: string[] = [];
+  let running = true;
+  let sequence = 0;
+  const call = async (kind: Answer['kind'], init: () => [string, RequestInit]) => {
+    const [path, request] = init();
+    try {
+      const response = await fetch(`${baseUrl}${path}`, { ...request, signal: AbortSignal.timeout(8000) });
+      const body = (await response.json()) as Record<string, unknown>;
+      answers.push({
+        at: Date.now(),
+        status: response.status,
+        kind,
+        ticket: typeof body.ticket_id === 'string' ? body.ticket_id : undefined,
+        body,
+        retryAfter: response.headers.get('retry-after'),
+      });
+    } catch (error) {
+      failures.push(`${kind} ${path}: ${(error as Error).message}`);
+      await sleep(100);
+    }
+  };
+  const writer = async (client: number) => {
+    while (running) {
+      await call('write', () => [
+        '/api/agent/feedback',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ message: `fault load ${client}-${sequence++}`, kind: 'other' }),
+        },
+      ]);
+    }
+  };
+  const reader = async () => {
+    while (running) {
+      await call('read', () => ['/api/events/upcoming', {}]);
+      await sleep(20);
+    }
+  };
+  const done = Promise.all([...Array.from({ length: CLIENTS }, (_, i) => writer(i)), reader()]);
+  return {
+    answers,
+    failures,
+    async stop() {
+      running = false;
+      await done;
+    },
+  };
+}
+
+/** Milliseconds from `since` to the first acknowledged write after it. */
+async function firstWriteAfter(
+  answers: Answer[],
+  since: number,
+  server: ServerProcess,
+  limitMs = 20_000,
+): Promise<number> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (server.child.exitCode !== null || server.child.signalCode !== null)
+      throw new Error(`the server exited: ${server.stdout()}${server.stderr()}`.slice(0, 4000));
+    const first = answers.find((a) => a.kind === 'write' && a.status === 201 && a.at >= since);
+    if (first) return first.at - since;
+    await sleep(20);
+  }
+  throw new Error(`no write was acknowledged within ${limitMs} ms of the part's return`);
+}
+
+async function readyz(baseUrl: string) {
+  const response = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(5000) });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+let postgres: LocalPostgres | undefined;
+let redis: LocalRedis | undefined;
+after(async () => {
+  await killAllChildren();
+  await redis?.stop();
+  postgres?.remove();
+});
+
+test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write load', {
+  skip,
+  timeout: 120_000,
+}, async (t) => {
+  postgres = new LocalPostgres(await freePort());
+  postgres.start();
+  const admin = new pg.Client({ connectionString: postgres.url('postgres') });
+  await admin.connect();
+  await admin.query('CREATE DATABASE faults');
+  await admin.end();
+  redis = new LocalRedis(await freePort());
+  await redis.start();
+  const url = postgres.url('faults');
+
+  // A member, a token and one idempotent write settled before any fault.
+  const member = await runCliJson(url, [
+    'member',
+    'create',
+    '--email',
+    'faults@test.example',
+    '--name',
+    'Fay Fault',
+    '--tier',
+    'core',
+  ]);
+  const minted = await runCliJson(url, [
+    'token',
+    'mint',
+    '--member',
+    member.id,
+    '--scopes',
+    'events:submit_recap',
+  ]);
+  const server: ServerProcess = await startServer(url, await freePort(), {
+    args: ['--no-seed'],
+    env: {
+      REDIS_URL: `redis://127.0.0.1:${redis.port}`,
+      LIMIT_FEEDBACK_PER_HOUR: '1000000',
+      LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
+      LIMIT_TOKEN_PER_MINUTE: '1000000',
+      WORKER_INTERVAL_SECONDS: '1',
+      DATABASE_CONNECT_TIMEOUT_MS: '1000',
+      DATABASE_STATEMENT_TIMEOUT_MS: '5000',
+    },
+  });
+  let exitedEarly = false;
+  void server.exited.then(() => {
+    exitedEarly = true;
+  });
+  const story = {
+    id: '2026-11-24-faults-story',
+    event_title: 'Fault night',
+    dek: 'claimed before the fault',
+  };
+  const submitStory = () =>
+    fetch(`${server.baseUrl}/api/ingest/highlights/pending`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${minted.token}`,
+        'content-type': 'application/json',
+        'idempotency-key': 'faults-before',
+      },
+      body: JSON.stringify(story),
+    });
+  const first = await submitStory();
+  const firstBody = await first.json();
+  assert.equal(first.status, 202, JSON.stringify(firstBody));
+  assert.deepEqual((await readyz(server.baseUrl)).status, 200);
+
+  const load = steadyLoad(server.baseUrl);
+  t.after(() => load.stop());
+  await sleep(1500);
+
+  // 0. The server's sessions are terminated again and again (57P01, as pg_terminate_backend or a
+  // failover does), catching connections in every state: idle, mid-query, mid-transaction.
+  const killer = new pg.Client({ connectionString: postgres.url('postgres') });
+  await killer.connect();
+  let terminated = 0;
+  for (let round = 0; round < 40; round++) {
+    const result = await killer.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'faults' AND pid <> pg_backend_pid()",
+    );
+    terminated += result.rowCount ?? 0;
+    await sleep(25 + (round % 4) * 10);
+  }
+  await killer.end();
+  const afterTerminateMs = await firstWriteAfter(load.answers, Date.now(), server);
+  assert.equal(exitedEarly, false, `the server exited when its sessions were terminated: ${server.stderr()}`);
+  await sleep(500);
+
+  // 1. Restart: every pooled session is terminated with 57P01.
+  postgres.restart();
+  const restartedAt = Date.now();
+  const afterRestartMs = await firstWriteAfter(load.answers, restartedAt, server);
+  await sleep(1500);
+
+  // 2. Stopped for 10 s.
+  postgres.stop();
+  const stoppedAt = Date.now();
+  await sleep(1000);
+  const downReady = await readyz(server.baseUrl);
+  assert.equal(downReady.status, 503);
+  assert.equal(downReady.body.error, 'service_unavailable');
+  assert.equal(downReady.body.checks.database, 'down');
+  await sleep(OUTAGE_MS - 1000);
+  postgres.start();
+  const pgBackAt = Date.now();
+  const pgRecoveryMs = await firstWriteAfter(load.answers, pgBackAt, server);
+  assert.equal((await readyz(server.baseUrl)).status, 200);
+  const duringPgOutage = load.answers.filter((a) => a.at > stoppedAt + 500 && a.at < pgBackAt);
+  await sleep(1500);
+
+  // 3. Redis away for 10 s: the per-minute windows fall back to memory, nothing fails.
+  await redis.stop();
+  const redisDownAt = Date.now();
+  await sleep(1000);
+  const redisDown = await readyz(server.baseUrl);
+  assert.equal(redisDown.status, 503);
+  assert.deepEqual(redisDown.body.checks, { database: 'up', redis: 'down' });
+  await sleep(OUTAGE_MS - 1000);
+  await redis.start();
+  const redisBackAt = Date.now();
+  let redisRecoveryMs = -1;
+  while (Date.now() - redisBackAt < 10_000) {
+    if ((await readyz(server.baseUrl)).status === 200) {
+      redisRecoveryMs = Date.now() - redisBackAt;
+      break;
+    }
+    await sleep(50);
+  }
+  await sleep(1000);
+  await load.stop();
+  const duringRedisOutage = load.answers.filter((a) => a.at > redisDownAt && a.at < redisBackAt);
+
+  // The process is up and never crashed.
+  assert.equal(exitedEarly, false, `the server exited: ${server.stderr()}`);
+  assert.equal(server.child.exitCode, null);
+  assert.doesNotMatch(server.stdout() + server.stderr(), /Unhandled|uncaught/i);
+
+  // No 500; every failure is a 503 in the Error shape with Retry-After.
+  const writes = load.answers.filter((a) => a.kind === 'write');
+  const statuses = new Map<number, number>();
+  for (const a of load.answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+  const unexpected = load.answers.filter(
+    (a) => a.status !== 503 && !(a.kind === 'write' ? a.status === 201 : a.status === 200),
+  );
+  assert.deepEqual(unexpected.slice(0, 3), [], 'only 201/200 and 503');
+  assert.deepEqual(load.failures, [], 'every request got an answer');
+  const unavailable = load.answers.filter((a) => a.status === 503);
+  for (const a of unavailable) {
+    assert.equal(a.body.error, 'service_unavailable');
+    assert.equal(a.body.error_kind, 'unavailable');
+    assert.equal(typeof a.body.request_id, 'string');
+    assert.equal(a.retryAfter, '2');
+    assert.equal(a.body.retry_after_seconds, 2);
+  }
+  // While PostgreSQL was stopped, writes were answered 503, promptly and only that.
+  const outageWrites = duringPgOutage.filter((a) => a.kind === 'write');
+  assert.ok(outageWrites.length > 20, `${outageWrites.length} writes answered during the outage`);
+  assert.ok(
+    outageWrites.every((a) => a.status === 503),
+    'every write during the outage is a 503',
+  );
+  // While Redis was stopped, nothing failed.
+  assert.ok(duringRedisOutage.length > 20);
+  assert.ok(
+    duringRedisOutage.every((a) => a.status === 201 || a.status === 200),
+    'Redis away: no failure',
+  );
+
+  // Every acknowledged write is stored, once.
+  const acknowledged = writes.filter((a) => a.status === 201).map((a) => a.ticket!);
+  const check = new pg.Client({ connectionString: url });
+  await check.connect();
+  try {
+    const stored = await check.query<{ ticket_id: string }>('SELECT ticket_id FROM feedback');
+    const storedIds = new Set(stored.rows.map((r) => r.ticket_id));
+    const lost = acknowledged.filter((id) => !storedIds.has(id));
+    assert.deepEqual(lost, [], 'no acknowledged write is lost');
+    assert.equal(new Set(acknowledged).size, acknowledged.length);
+
+    // The key claimed before the faults is honoured after them: replayed, not run again.
+    const again = await submitStory();
+    assert.equal(again.status, 202);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await again.json(), firstBody);
+    const stories = await check.query('SELECT count(*)::int AS n FROM highlights WHERE id = $1', [story.id]);
+    assert.equal(stories.rows[0].n, 1);
+
+    const figures = {
+      requests: load.answers.length,
+      writes: writes.length,
+      acknowledged: acknowledged.length,
+      unavailable_503: unavailable.length,
+      status_500: statuses.get(500) ?? 0,
+      sessions_terminated: terminated,
+      terminate_recovery_ms: afterTerminateMs,
+      restart_recovery_ms: afterRestartMs,
+      pg_outage_503: outageWrites.length,
+      pg_recovery_ms: pgRecoveryMs,
+      redis_outage_requests: duringRedisOutage.length,
+      redis_recovery_ms: redisRecoveryMs,
+      lost: lost.length,
+    };
+    t.diagnostic(`figures ${JSON.stringify(figures)}`);
+    console.log('fault figures', figures);
+  } finally {
+    await check.end();
+  }
+
+  assert.ok(afterRestartMs < 5000, `served ${afterRestartMs} ms after the restart`);
+  assert.ok(pgRecoveryMs < 5000, `served ${pgRecoveryMs} ms after PostgreSQL came back`);
+  assert.ok(
+    redisRecoveryMs >= 0 && redisRecoveryMs < 5000,
+    `ready ${redisRecoveryMs} ms after Redis came back`,
+  );
+  // One line when Redis went away, one when it came back.
+  const log = server.stdout() + server.stderr();
+  assert.equal(log.match(/Redis unavailable/g)?.length ?? 0, 1, log);
+  assert.equal(log.match(/Redis is back/g)?.length ?? 0, 1, log);
+});
