@@ -45,10 +45,28 @@ for (const engine of engines) {
       await target?.drop();
     });
 
-    test('migrations are idempotent', async () => {
+    test('migrations are idempotent: a second run applies nothing, keeps the schema and the data', async () => {
+      const kept = await createMember(database.db, clock, tiers, {
+        email: 'kept@example.org',
+        name: 'Kept',
+        tier: 'member',
+      });
+      const applied = () =>
+        database.db
+          .selectFrom('kysely_migration' as never)
+          .select(['name' as never, 'timestamp' as never])
+          .orderBy('name' as never)
+          .execute();
+      const schema = async () =>
+        (await database.db.introspection.getTables())
+          .map((table) => `${table.name}(${table.columns.map((c) => `${c.name}:${c.dataType}`).join(',')})`)
+          .sort();
+      const [migrationsBefore, schemaBefore] = [await applied(), await schema()];
+      assert.equal(migrationsBefore.length, 8, 'every migration is recorded once');
       await migrateToLatest(database.db);
-      const rows = await database.db.selectFrom('members').select('id').execute();
-      assert.ok(Array.isArray(rows));
+      assert.deepEqual(await applied(), migrationsBefore, 'no migration ran again');
+      assert.deepEqual(await schema(), schemaBefore, 'the schema did not change');
+      assert.deepEqual(await getMember(database.db, kept.id), kept, 'the data is intact');
     });
 
     test('members: create, unique email, tiers, order; times come back as numbers', async () => {
