@@ -2,8 +2,9 @@ import type { Deps } from '../deps.ts';
 import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
 import { verifySession } from '../domain/auth/sessions.ts';
 import { isTouchDue, touchToken, verifyToken } from '../domain/auth/tokens.ts';
-import type { CallRequest } from '../operations/types.ts';
-import { type ApiError, errors } from './errors.ts';
+import type { CallRequest, Operation } from '../operations/types.ts';
+import { ApiError, errors } from './errors.ts';
+import { crossSiteReason, isSafeMethod } from './same-origin.ts';
 
 export type Authentication = {
   principal: Principal;
@@ -60,4 +61,25 @@ export async function authenticate(deps: Deps, request: CallRequest, now: number
     };
   }
   return NO_CREDENTIAL;
+}
+
+/**
+ * A browser sends the session cookie with whatever request a page makes, including one another
+ * site's page makes; only SameSite=Lax would stand in the way. So a state-changing operation that
+ * the session cookie authenticates must come from this service's own pages: refused (403
+ * cross_site_request) when Sec-Fetch-Site says cross-site or Origin names another origin. (A body
+ * must be application/json: what a page of another site can send without a preflight, text/plain,
+ * a form, multipart or a body with no type, has no parser on the API and is a 415 before any
+ * operation runs.) Bearer calls carry no ambient credential and are not checked.
+ */
+export function refuseCrossSiteSession(deps: Deps, op: Operation, request: CallRequest): void {
+  if (isSafeMethod(op.method)) return;
+  const reason = crossSiteReason(request.httpHeaders ?? {}, deps.config.publicUrl);
+  if (reason) throw crossSiteRequest(reason);
+}
+
+function crossSiteRequest(reason: string): ApiError {
+  return new ApiError(403, 'cross_site_request', 'forbidden', {
+    message: `Refused: this operation is authenticated by the browser session cookie, and the request may come from another site. ${reason} Call it from this service's own pages, or with an agent token.`,
+  });
 }

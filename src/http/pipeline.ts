@@ -2,7 +2,7 @@ import type { Deps } from '../deps.ts';
 import { recordActivity } from '../domain/activity/activity.ts';
 import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
 import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
-import { authenticate, NO_CREDENTIAL, presentsCredential } from './authenticate.ts';
+import { authenticate, NO_CREDENTIAL, presentsCredential, refuseCrossSiteSession } from './authenticate.ts';
 import { SHORT_WINDOW_SECONDS } from './counter-stores.ts';
 import { ApiError, errors, isDependencyUnavailable, toApiError } from './errors.ts';
 import {
@@ -211,6 +211,8 @@ async function runSteps(
     const auth = presentsCredential(request) ? await authenticate(deps, request, now) : NO_CREDENTIAL;
     principal = auth.principal;
     caller.principal = principal;
+    // The session cookie rides along with any request a browser makes: writes must come from our pages.
+    if (principal.kind === 'session') refuseCrossSiteSession(deps, op, request);
     const credentialRequired = op.credential === 'bearer' || op.credential === 'bearer_or_session';
     const revokedToken = op.acceptsRevokedToken ? auth.revoked : undefined;
     if (auth.problem && credentialRequired && !revokedToken) throw auth.problem;

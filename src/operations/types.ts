@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
 import type { Deps } from '../deps.ts';
 import type { Principal } from '../domain/auth/principal.ts';
@@ -32,6 +33,11 @@ export interface CallRequest {
   operations?: readonly Operation[];
   /** The caller drops the response headers (batch items): rate headers are then not built. */
   headersUnused?: boolean;
+  /**
+   * The HTTP request's headers (REST): a write authenticated by the session cookie is refused when
+   * they say it comes from another site (src/http/same-origin.ts).
+   */
+  httpHeaders?: IncomingHttpHeaders;
 }
 
 /**
@@ -56,6 +62,7 @@ export function callWithInput(
     log: template.log,
     operations: template.operations,
     headersUnused,
+    httpHeaders: template.httpHeaders,
   };
 }
 

@@ -37,10 +37,14 @@ async function registerFacadeRoutes(app: FastifyInstance, deps: Deps): Promise<v
     const result = await runOperation(
       deps,
       startSignup,
-      callRequestFrom(request, {
-        scopes,
-        ...(form.client_id ? { client_name: form.client_id.slice(0, 80) } : {}),
-      }),
+      // No session: these endpoints serve device clients, and a browser cookie riding along means nothing here.
+      callRequestFrom(
+        request,
+        { scopes, ...(form.client_id ? { client_name: form.client_id.slice(0, 80) } : {}) },
+        undefined,
+        'rest',
+        false,
+      ),
     );
     reply.headers(result.headers).header('cache-control', 'no-store');
     const body = result.body as Record<string, unknown>;
@@ -71,7 +75,7 @@ async function registerFacadeRoutes(app: FastifyInstance, deps: Deps): Promise<v
     const result = await runOperation(
       deps,
       pollSignup,
-      callRequestFrom(request, { device_code: form.device_code ?? '' }),
+      callRequestFrom(request, { device_code: form.device_code ?? '' }, undefined, 'rest', false),
     );
     const body = result.body as Record<string, unknown>;
     if (result.status === 200 && body.status === 'completed') {

@@ -50,6 +50,8 @@ export function callRequestFrom(
     input,
     log: request.log,
     operations,
+    headersUnused: false,
+    httpHeaders: request.headers,
   };
 }
 
