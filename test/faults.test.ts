@@ -4,17 +4,19 @@
 // never answer 500, answer 503 (Error shape, Retry-After) while the database is away, lose no
 // acknowledged write, and serve again within seconds of each part's return.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './helpers/app.ts';
-import { killAllChildren, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
+import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 
 const OUTAGE_MS = 10_000;
 const CLIENTS = 4;
+const BOOKINGS = 12;
 
 function findPostgresBin(): string | undefined {
   const root = '/usr/lib/postgresql';
@@ -42,27 +44,43 @@ const skip =
 
 /** initdb and postgres refuse to run as root: then they run as the postgres user. */
 const asRoot = process.getuid?.() === 0;
-function pgCommand(tool: string, args: string[]): void {
+const execFileAsync = promisify(execFile);
+/** Asynchronous, so the load keeps flowing while PostgreSQL stops, starts or restarts. */
+async function pgCommand(tool: string, args: string[]): Promise<void> {
   const path = join(pgBin!, tool);
   const [command, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
-  execFileSync(command, argv, { stdio: 'pipe', timeout: 60_000 });
+  await execFileAsync(command, argv, { timeout: 60_000 });
 }
 
 class LocalPostgres {
   readonly dir = mkdtempSync(join(tmpdir(), 'faults-pg-'));
   readonly data = join(this.dir, 'data');
-  constructor(readonly port: number) {
+  private constructor(readonly port: number) {
     if (asRoot) {
       const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
       const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
       chownSync(this.dir, uid, gid);
     }
     chmodSync(this.dir, 0o700);
-    pgCommand('initdb', ['-D', this.data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  }
+  static async create(port: number): Promise<LocalPostgres> {
+    const cluster = new LocalPostgres(port);
+    await pgCommand('initdb', [
+      '-D',
+      cluster.data,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+      '--no-sync',
+    ]);
+    return cluster;
   }
   private ctl(action: string, extra: string[] = []) {
     const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
-    pgCommand('pg_ctl', [
+    const log = join(this.dir, 'log');
+    return pgCommand('pg_ctl', [
       action,
       '-D',
       this.data,
@@ -72,29 +90,25 @@ class LocalPostgres {
       '-o',
       options,
       '-l',
-      join(this.dir, 'log'),
+      log,
       ...extra,
     ]);
   }
   start() {
-    this.ctl('start');
+    return this.ctl('start');
   }
   /** Fast: every session is terminated (57P01), as an operator's restart does. */
   stop() {
-    pgCommand('pg_ctl', ['stop', '-D', this.data, '-w', '-m', 'fast']);
+    return pgCommand('pg_ctl', ['stop', '-D', this.data, '-w', '-m', 'fast']);
   }
   restart() {
-    this.ctl('restart', ['-m', 'fast']);
+    return this.ctl('restart', ['-m', 'fast']);
   }
   url(database: string) {
     return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
   }
-  remove() {
-    try {
-      this.stop();
-    } catch {
-      // already stopped
-    }
+  async remove() {
+    await this.stop().catch(() => {});
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -218,15 +232,15 @@ let redis: LocalRedis | undefined;
 after(async () => {
   await killAllChildren();
   await redis?.stop();
-  postgres?.remove();
+  await postgres?.remove();
 });
 
 test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write load', {
   skip,
   timeout: 120_000,
 }, async (t) => {
-  postgres = new LocalPostgres(await freePort());
-  postgres.start();
+  postgres = await LocalPostgres.create(await freePort());
+  await postgres.start();
   const admin = new pg.Client({ connectionString: postgres.url('postgres') });
   await admin.connect();
   await admin.query('CREATE DATABASE faults');
@@ -252,8 +266,20 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
     '--member',
     member.id,
     '--scopes',
-    'events:submit_recap',
+    'events:submit_recap,resources:book',
   ]);
+  const room = await runCli(url, [
+    'resource',
+    'add',
+    'room-f',
+    '--name',
+    'Room F',
+    '--weekdays',
+    '00:00-24:00',
+    '--weekends',
+    '00:00-24:00',
+  ]);
+  assert.equal(room.code, 0, room.stderr);
   const server: ServerProcess = await startServer(url, await freePort(), {
     args: ['--no-seed'],
     env: {
@@ -261,7 +287,10 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
       LIMIT_FEEDBACK_PER_HOUR: '1000000',
       LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
       LIMIT_TOKEN_PER_MINUTE: '1000000',
-      WORKER_INTERVAL_SECONDS: '1',
+      LIMIT_BOOKINGS_PER_DAY: '1000',
+      // A pass every 5 s: bookings queued just before the outage are still queued when it starts.
+      WORKER_INTERVAL_SECONDS: '5',
+      WORKER_LEASE_SECONDS: '3',
       DATABASE_CONNECT_TIMEOUT_MS: '1000',
       DATABASE_STATEMENT_TIMEOUT_MS: '5000',
     },
@@ -312,13 +341,40 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
   await sleep(500);
 
   // 1. Restart: every pooled session is terminated with 57P01.
-  postgres.restart();
+  const restartBegan = Date.now();
+  await postgres.restart();
   const restartedAt = Date.now();
   const afterRestartMs = await firstWriteAfter(load.answers, restartedAt, server);
   await sleep(1500);
 
-  // 2. Stopped for 10 s.
-  postgres.stop();
+  // 2. Stopped for 10 s, with bookings queued for the workers just before.
+  const firstSlot = Date.UTC(new Date().getUTCFullYear() + 1, 0, 5, 8);
+  const booked = await Promise.all(
+    Array.from({ length: BOOKINGS }, async (_, i) => {
+      const response = await fetch(`${server.baseUrl}/api/resources/book`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${minted.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          resource_id: 'room-f',
+          start_iso: new Date(firstSlot + i * 3_600_000).toISOString(),
+          end_iso: new Date(firstSlot + (i + 1) * 3_600_000).toISOString(),
+          email: 'fay@test.example',
+        }),
+      });
+      return { status: response.status, body: await response.text() };
+    }),
+  );
+  assert.deepEqual(
+    booked.filter((b) => b.status !== 202),
+    [],
+    'every booking was queued',
+  );
+  const peek = new pg.Client({ connectionString: url });
+  await peek.connect();
+  const queuedAtStop = (await peek.query("SELECT count(*)::int AS n FROM bookings WHERE status = 'queued'"))
+    .rows[0].n;
+  await peek.end();
+  await postgres.stop();
   const stoppedAt = Date.now();
   await sleep(1000);
   const downReady = await readyz(server.baseUrl);
@@ -326,11 +382,45 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
   assert.equal(downReady.body.error, 'service_unavailable');
   assert.equal(downReady.body.checks.database, 'down');
   await sleep(OUTAGE_MS - 1000);
-  postgres.start();
+  const startBegan = Date.now();
+  await postgres.start();
   const pgBackAt = Date.now();
   const pgRecoveryMs = await firstWriteAfter(load.answers, pgBackAt, server);
   assert.equal((await readyz(server.baseUrl)).status, 200);
-  const duringPgOutage = load.answers.filter((a) => a.at > stoppedAt + 500 && a.at < pgBackAt);
+  // Answers that arrived while it was down (not those on their way when it stopped or restarted).
+  const duringPgOutage = load.answers.filter((a) => a.at > stoppedAt + 500 && a.at < startBegan);
+  // The workers take the queue up again by themselves; each booking is decided once.
+  let bookingsSettledMs = -1;
+  const queue = new pg.Client({ connectionString: url });
+  await queue.connect();
+  try {
+    while (Date.now() - pgBackAt < 20_000) {
+      const left = await queue.query("SELECT count(*)::int AS n FROM bookings WHERE status = 'queued'");
+      if (left.rows[0].n === 0) {
+        bookingsSettledMs = Date.now() - pgBackAt;
+        break;
+      }
+      await sleep(100);
+    }
+    assert.ok(bookingsSettledMs >= 0, 'the queued bookings were decided after the outage');
+    const bookings = await queue.query<{ id: string; status: string }>('SELECT id, status FROM bookings');
+    assert.equal(bookings.rows.length, BOOKINGS);
+    assert.ok(
+      bookings.rows.every((b) => b.status === 'confirmed'),
+      JSON.stringify(bookings.rows),
+    );
+    const decided = await queue.query<{ id: string; n: number }>(
+      `SELECT target::json->>'booking_id' AS id, count(*)::int AS n FROM event_log
+       WHERE type IN ('booking_confirmed', 'booking_declined') GROUP BY 1`,
+    );
+    assert.deepEqual(
+      decided.rows.map((r) => [r.id, r.n]).sort(),
+      bookings.rows.map((b) => [b.id, 1]).sort(),
+      'one decision recorded per booking',
+    );
+  } finally {
+    await queue.end();
+  }
   await sleep(1500);
 
   // 3. Redis away for 10 s: the per-minute windows fall back to memory, nothing fails.
@@ -418,9 +508,12 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
       status_500: statuses.get(500) ?? 0,
       sessions_terminated: terminated,
       terminate_recovery_ms: afterTerminateMs,
+      restart_took_ms: restartedAt - restartBegan,
       restart_recovery_ms: afterRestartMs,
       pg_outage_503: outageWrites.length,
       pg_recovery_ms: pgRecoveryMs,
+      bookings_queued_at_stop: queuedAtStop,
+      bookings_settled_after_ms: bookingsSettledMs,
       redis_outage_requests: duringRedisOutage.length,
       redis_recovery_ms: redisRecoveryMs,
       lost: lost.length,

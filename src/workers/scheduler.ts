@@ -3,6 +3,7 @@ import type { Deps } from '../deps.ts';
 import { refreshEvents } from '../domain/events/feed.ts';
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
 import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts';
+import { isDependencyUnavailable } from '../http/errors.ts';
 import { counters } from '../http/rate-limit.ts';
 
 export interface WorkerLog {
@@ -22,7 +23,23 @@ export function startScheduler(
   log: WorkerLog,
   options: { workers: boolean },
 ): () => Promise<void> {
-  const onError = (job: string) => (error: unknown) => log.warn({ err: error, job }, 'background job failed');
+  // While the database is away every pass of every job fails alike: that is logged once per job and
+  // outage, and the job's next successful pass says it resumed. The queues need nothing else: a job
+  // claimed when the connection dropped stays leased until WORKER_LEASE_SECONDS pass, then is retried.
+  const waiting = new Set<string>();
+  const failedInPass = new Set<string>();
+  const onError = (job: string, item?: string) => (error: unknown) => {
+    if (item) failedInPass.add(job);
+    if (!isDependencyUnavailable(error))
+      return log.warn({ err: error, job: item ? `${job} ${item}` : job }, 'background job failed');
+    if (waiting.has(job)) return;
+    waiting.add(job);
+    log.warn({ job, cause: (error as Error).message }, 'background job waits for the database');
+  };
+  const succeeded = (job: string) => {
+    if (failedInPass.delete(job)) return;
+    if (waiting.delete(job)) log.warn({ job }, 'background job resumed');
+  };
   const jobs: Job[] = [
     {
       name: 'events refresh',
@@ -38,7 +55,7 @@ export function startScheduler(
       {
         name: 'booking settlement',
         everyMs: every,
-        run: () => settleQueuedBookings(deps, 50, (error, id) => onError(`booking ${id}`)(error)),
+        run: () => settleQueuedBookings(deps, 50, (error, id) => onError('booking settlement', id)(error)),
       },
     );
   }
@@ -51,7 +68,7 @@ export function startScheduler(
       busy = true;
       const run = job
         .run()
-        .catch(onError(job.name))
+        .then(() => succeeded(job.name), onError(job.name))
         .finally(() => {
           busy = false;
           running.delete(run);
