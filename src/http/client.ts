@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
+import { parseCookie } from 'cookie';
 import { parse } from 'fast-querystring';
+import ipaddr from 'ipaddr.js';
 
 /**
  * The key of a request whose client address is unknown: node drops the socket's address once the
@@ -7,22 +9,16 @@ import { parse } from 'fast-querystring';
  */
 export const UNKNOWN_CLIENT = 'unknown';
 
-/** IPv6 clients are keyed by their /64: one host usually holds a whole prefix. */
+/** IPv6 clients are keyed by their /64 (`2001:db8:0:1::/64`): one host usually holds a whole prefix. */
 export function rateKeyForIp(ip: string | undefined): string {
   if (typeof ip !== 'string' || ip.length === 0) return UNKNOWN_CLIENT;
-  const bare = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
-  if (isIP(bare) !== 6) return bare;
-  const [head] = bare.split('%');
-  const parts = expandIpv6(head);
-  return `${parts.slice(0, 4).join(':')}::/64`;
-}
-
-function expandIpv6(address: string): string[] {
-  const [left, right = ''] = address.split('::');
-  const head = left ? left.split(':') : [];
-  const tail = address.includes('::') && right ? right.split(':') : [];
-  const fill = address.includes('::') ? new Array(8 - head.length - tail.length).fill('0') : [];
-  return [...head, ...fill, ...tail].map((p) => p.toLowerCase().replace(/^0+(?=.)/, ''));
+  if (isIP(ip) !== 6 || !ipaddr.IPv6.isValid(ip)) return ip;
+  const address = ipaddr.IPv6.parse(ip);
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address().toString();
+  return `${address.parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -31,19 +27,18 @@ export function acceptRequestId(header: string | string[] | undefined): string |
   return typeof header === 'string' && REQUEST_ID.test(header) ? header : undefined;
 }
 
+/** A cookie's value from a Cookie header: the first of that name, undefined when it does not decode. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const index = part.indexOf('=');
-    if (index > 0 && part.slice(0, index).trim() === name) {
-      try {
-        return decodeURIComponent(part.slice(index + 1).trim());
-      } catch {
-        return undefined;
-      }
-    }
+  return header ? parseCookie(header, { decode: decodeOrSkip })[name] : undefined;
+}
+
+function decodeOrSkip(value: string): string | undefined {
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
 /**

@@ -13,14 +13,7 @@ import { standingOf } from '../domain/leaderboard/standings.ts';
 import { readCookie } from '../http/client.ts';
 import { ApiError } from '../http/errors.ts';
 import { constantTimeEqual, randomId } from '../secrets.ts';
-import {
-  acceptFormBodies,
-  cookieAttributes,
-  csrfField,
-  csrfToken,
-  formField,
-  hasValidCsrf,
-} from './forms.ts';
+import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf, setCookie } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
 
@@ -49,7 +42,7 @@ export function registerCodeHostLinkPage(app: FastifyInstance, deps: Deps): void
   const redirectUri = `${deps.config.publicUrl}${CALLBACK}`;
   /** Path-scoped: the state travels only to the link pages, and the callback clears it. */
   const stateCookie = (value: string, maxAgeSeconds: number) =>
-    `${STATE_COOKIE}=${value}; ${cookieAttributes(deps.config, maxAgeSeconds).replace('Path=/', `Path=${PAGE}`)}`;
+    setCookie(deps.config, STATE_COOKIE, value, { maxAgeSeconds, path: PAGE });
 
   async function render(request: FastifyRequest, reply: FastifyReply, status: number, notice?: SafeHtml) {
     const session = await signedIn(deps, request);

@@ -1,3 +1,4 @@
+import { stringifySetCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { readCookie } from '../http/client.ts';
@@ -73,10 +74,25 @@ export function safeNext(raw: unknown): string {
   return typeof raw === 'string' && /^\/(?![/\\])[^\s]{0,500}$/.test(raw) ? raw : '/signin';
 }
 
-export function cookieAttributes(config: Config, maxAgeSeconds?: number): string {
-  const secure = config.publicUrl.startsWith('https:') ? '; Secure' : '';
-  const age = maxAgeSeconds === undefined ? '' : `; Max-Age=${maxAgeSeconds}`;
-  return `Path=/; HttpOnly; SameSite=Lax${secure}${age}`;
+/**
+ * A Set-Cookie value for one of the site's cookies: HttpOnly, SameSite=Lax, Secure when the public
+ * URL is https, scoped to `path` (default `/`), with Max-Age when given (0 deletes the cookie).
+ */
+export function setCookie(
+  config: Config,
+  name: string,
+  value: string,
+  options: { maxAgeSeconds?: number; path?: string } = {},
+): string {
+  return stringifySetCookie({
+    name,
+    value,
+    path: options.path ?? '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: config.publicUrl.startsWith('https:'),
+    maxAge: options.maxAgeSeconds,
+  });
 }
 
 /**
@@ -87,7 +103,7 @@ export function csrfToken(config: Config, request: FastifyRequest, reply: Fastif
   const existing = readCookie(request.headers.cookie, CSRF_COOKIE);
   if (existing && /^csrf_[A-Za-z0-9_-]{20,}$/.test(existing)) return existing;
   const token = randomId('csrf', 24);
-  reply.header('set-cookie', `${CSRF_COOKIE}=${token}; ${cookieAttributes(config)}`);
+  reply.header('set-cookie', setCookie(config, CSRF_COOKIE, token));
   return token;
 }
 

@@ -17,7 +17,7 @@ import { SESSION_COOKIE, SESSION_TTL_MS } from '../domain/auth/sessions.ts';
 import { openSessionForVerifiedEmail } from '../domain/auth/verified-email.ts';
 import { readCookie } from '../http/client.ts';
 import { inTransaction } from '../storage/transactions.ts';
-import { cookieAttributes, safeNext } from './forms.ts';
+import { safeNext, setCookie } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { sendPage } from './respond.ts';
 
@@ -60,7 +60,7 @@ export function registerOidcSignInPages(app: FastifyInstance, deps: Deps): void 
   if (!config) return;
   const relyingParty = createOidcRelyingParty(config, deps.config.publicUrl + OIDC_CALLBACK_PATH);
   const loginCookie = (value: string, seconds: number) =>
-    `${OIDC_LOGIN_COOKIE}=${value}; ${cookieAttributes(deps.config, seconds)}`;
+    setCookie(deps.config, OIDC_LOGIN_COOKIE, value, { maxAgeSeconds: seconds });
 
   const failure = (reply: FastifyReply, error: unknown) => {
     const reason = error instanceof OidcSignInError ? error.reason : 'rejected';
@@ -128,7 +128,7 @@ export function registerOidcSignInPages(app: FastifyInstance, deps: Deps): void 
     return reply
       .header(
         'set-cookie',
-        `${SESSION_COOKIE}=${sessionId}; ${cookieAttributes(deps.config, SESSION_TTL_MS / 1000)}`,
+        setCookie(deps.config, SESSION_COOKIE, sessionId, { maxAgeSeconds: SESSION_TTL_MS / 1000 }),
       )
       .redirect(login.next, 303);
   });

@@ -6,12 +6,12 @@ import { normalizeEmail } from '../domain/members/members.ts';
 import { readCookie } from '../http/client.ts';
 import {
   acceptFormBodies,
-  cookieAttributes,
   csrfField,
   csrfToken,
   formField,
   hasValidCsrf,
   safeNext,
+  setCookie,
 } from './forms.ts';
 import { html } from './html.ts';
 import { oidcButton } from './oidc-sign-in.ts';
@@ -135,7 +135,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
       return reply
         .header(
           'set-cookie',
-          `${SESSION_COOKIE}=${sessionId}; ${cookieAttributes(deps.config, SESSION_TTL_MS / 1000)}`,
+          setCookie(deps.config, SESSION_COOKIE, sessionId, { maxAgeSeconds: SESSION_TTL_MS / 1000 }),
         )
         .redirect(safeNext(formField(request, 'next')), 303);
     });
@@ -145,7 +145,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
       const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
       if (sessionId) await revokeSession(deps.db, deps.clock, sessionId);
       return reply
-        .header('set-cookie', `${SESSION_COOKIE}=; ${cookieAttributes(deps.config, 0)}`)
+        .header('set-cookie', setCookie(deps.config, SESSION_COOKIE, '', { maxAgeSeconds: 0 }))
         .redirect('/signin', 303);
     });
 
