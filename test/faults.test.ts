@@ -144,6 +144,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Answer {
   at: number;
+  /** How long the answer took. */
+  ms: number;
   status: number;
   kind: 'write' | 'read';
   ticket?: string;
@@ -159,11 +161,13 @@ function steadyLoad(baseUrl: string) {
   let sequence = 0;
   const call = async (kind: Answer['kind'], init: () => [string, RequestInit]) => {
     const [path, request] = init();
+    const began = Date.now();
     try {
       const response = await fetch(`${baseUrl}${path}`, { ...request, signal: AbortSignal.timeout(8000) });
       const body = (await response.json()) as Record<string, unknown>;
       answers.push({
         at: Date.now(),
+        ms: Date.now() - began,
         status: response.status,
         kind,
         ticket: typeof body.ticket_id === 'string' ? body.ticket_id : undefined,
@@ -500,12 +504,16 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
     const stories = await check.query('SELECT count(*)::int AS n FROM highlights WHERE id = $1', [story.id]);
     assert.equal(stories.rows[0].n, 1);
 
+    const latencies = unavailable.map((a) => a.ms).sort((x, y) => x - y);
     const figures = {
       requests: load.answers.length,
       writes: writes.length,
       acknowledged: acknowledged.length,
       unavailable_503: unavailable.length,
       status_500: statuses.get(500) ?? 0,
+      median_503_ms: latencies[Math.floor(latencies.length / 2)],
+      p99_503_ms: latencies[Math.floor(latencies.length * 0.99)],
+      max_503_ms: latencies.at(-1),
       sessions_terminated: terminated,
       terminate_recovery_ms: afterTerminateMs,
       restart_took_ms: restartedAt - restartBegan,
@@ -524,6 +532,11 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
     await check.end();
   }
 
+  // A 503 is quick: bounded by DATABASE_CONNECT_TIMEOUT_MS (1 s here), not by the outage.
+  assert.ok(
+    outageWrites.every((a) => a.ms < 2500),
+    `slowest 503 during the outage: ${Math.max(...outageWrites.map((a) => a.ms))} ms`,
+  );
   assert.ok(afterRestartMs < 5000, `served ${afterRestartMs} ms after the restart`);
   assert.ok(pgRecoveryMs < 5000, `served ${pgRecoveryMs} ms after PostgreSQL came back`);
   assert.ok(
@@ -534,4 +547,58 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
   const log = server.stdout() + server.stderr();
   assert.equal(log.match(/Redis unavailable/g)?.length ?? 0, 1, log);
   assert.equal(log.match(/Redis is back/g)?.length ?? 0, 1, log);
+});
+
+test('with Redis away the per-minute limits hold in process memory, and move back when it returns', {
+  skip: redisServer || process.env.REQUIRE_REDIS ? false : 'redis-server is not installed',
+  timeout: 60_000,
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'faults-redis-'));
+  const absent = new LocalRedis(await freePort());
+  try {
+    // Redis is not running when the server starts: it boots, serves and limits all the same.
+    const server = await startServer(`sqlite:${join(dir, 'agent.db')}`, await freePort(), {
+      args: ['--no-seed'],
+      env: { REDIS_URL: `redis://127.0.0.1:${absent.port}`, LIMIT_ANONYMOUS_PER_MINUTE: '5' },
+    });
+    const read = async () => {
+      const response = await fetch(`${server.baseUrl}/api/events/upcoming`);
+      const body = (await response.json()) as Record<string, unknown>;
+      return { status: response.status, body, retryAfter: response.headers.get('retry-after') };
+    };
+    const answers = [];
+    for (let i = 0; i < 7; i++) answers.push(await read());
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200, 200, 200, 429, 429],
+    );
+    assert.equal(answers[5].body.error_kind, 'rate_limit');
+    assert.ok(Number(answers[5].retryAfter) > 0);
+    const down = await readyz(server.baseUrl);
+    assert.equal(down.status, 503);
+    assert.deepEqual(down.body.checks, { database: 'up', redis: 'down' });
+    assert.equal(down.body.error, 'service_unavailable');
+
+    // Redis arrives: readiness follows, and the windows are counted in Redis again (from zero).
+    await absent.start();
+    const deadline = Date.now() + 10_000;
+    while ((await readyz(server.baseUrl)).status !== 200) {
+      assert.ok(Date.now() < deadline, 'ready once Redis answers');
+      await sleep(50);
+    }
+    assert.equal((await read()).status, 200);
+    const keys = spawnSync('redis-cli', ['-p', String(absent.port), '--scan', '--pattern', '*:rate:*'], {
+      encoding: 'utf8',
+    });
+    assert.match(keys.stdout, /agent-commons:rate:/);
+    assert.equal(server.child.exitCode, null);
+    const log = server.stdout() + server.stderr();
+    assert.equal(log.match(/Redis unavailable/g)?.length ?? 0, 1, log);
+    assert.equal(log.match(/Redis is back/g)?.length ?? 0, 1, log);
+    assert.doesNotMatch(log, /Unhandled|ioredis/);
+    await server.kill('SIGTERM');
+  } finally {
+    await absent.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
