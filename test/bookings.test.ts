@@ -362,7 +362,11 @@ describe('booking workers as separate processes (postgres)', { skip: postgres.sk
         .where('id', '=', queued.body.id)
         .executeTakeFirstOrThrow();
       assert.equal(row.status, 'queued', 'the killed worker settled nothing');
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      // The lease the killed worker took runs out at locked_until: wait for that moment, not a guess.
+      const leaseEnds = Number(row.locked_until);
+      assert.ok(leaseEnds > 0, 'the killed worker left its lease');
+      while (Date.now() <= leaseEnds)
+        await new Promise((resolve) => setTimeout(resolve, leaseEnds - Date.now() + 1));
       const retry = await runCli(database.url, ['worker', '--drain'], { env: { WORKER_LEASE_SECONDS: '2' } });
       assert.equal(retry.code, 0, retry.stderr);
       assert.equal(JSON.parse(retry.stdout).bookings, 1);
