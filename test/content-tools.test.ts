@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { DOMParser } from '@xmldom/xmldom';
 import { readContentFolder } from '../src/domain/content/folder.ts';
 import { importContent } from '../src/domain/content/import.ts';
+import { atomFeed, type Feed } from '../src/surfaces/newsletter-feeds.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { contentFolder, HOSTILE_ISSUE } from './helpers/content.ts';
 import { engines } from './helpers/databases.ts';
@@ -302,3 +303,30 @@ for (const engine of engines) {
     });
   });
 }
+
+test('Atom: a title with <, & and ]]> and control characters round-trips through an XML parser', () => {
+  const title = 'Cats <&> dogs ]]> <![CDATA[ x ]]> "quoted" \'single\'';
+  const url = 'https://x.example.org/newsletter/a?b=1&c=2';
+  const text = atomFeed('https://x.example.org', {
+    updated: new Date(Date.UTC(2026, 0, 2)),
+    issues: [
+      {
+        slug: 'a',
+        title: `${title}\u0001`,
+        date: '2026-01-01',
+        summary: ']]>&amp;',
+        html: '<p>a ]]> b</p>\u0000',
+        url,
+        updated_at: '2026-01-02T00:00:00.000Z',
+      } as Feed['issues'][number],
+    ],
+  });
+  const doc = parseXml(text);
+  const entry = doc.getElementsByTagNameNS(ATOM, 'entry')[0]!;
+  const only = (name: string) => entry.getElementsByTagNameNS(ATOM, name)[0]!;
+  assert.equal(only('title').textContent, title);
+  assert.equal(only('summary').textContent, ']]>&amp;');
+  assert.equal(only('content').textContent, '<p>a ]]> b</p>');
+  assert.equal(only('id').textContent, url);
+  assert.equal(only('link').getAttribute('href'), url);
+});

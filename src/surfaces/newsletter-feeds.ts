@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
+import { XMLBuilder } from 'fast-xml-parser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { getIssue, type Issue, recentIssues } from '../domain/content/newsletter.ts';
 import { issueMarkdown, renderMarkdown } from '../domain/content/render.ts';
-import { escapeHtml, html, SafeHtml } from '../web/html.ts';
+import { html, SafeHtml } from '../web/html.ts';
 import { sendPage } from '../web/respond.ts';
 
 const FEED_ITEMS = 20;
@@ -11,14 +12,9 @@ const FEED_TITLE = 'Community newsletter';
 /** Feed readers poll; a few minutes of reuse is plenty and the validators make re-polls cheap. */
 const CACHE_CONTROL = 'public, max-age=300';
 
-/** XML 1.0 has no place for most C0 controls; Markdown could carry them in. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
-const xml = (value: string) => escapeHtml(value.replace(NOT_XML, ''));
-
 const dayStart = (date: string) => `${date}T00:00:00Z`;
 
-interface Feed {
+export interface Feed {
   issues: (Issue & { html: string; url: string })[];
   updated: Date;
 }
@@ -54,29 +50,48 @@ function jsonFeed(deps: Deps, feed: Feed): string {
   });
 }
 
-function atomFeed(deps: Deps, feed: Feed): string {
-  const base = deps.config.publicUrl;
-  const entries = feed.issues.map(
-    (issue) => `  <entry>
-    <id>${xml(issue.url)}</id>
-    <title>${xml(issue.title)}</title>
-    <link rel="alternate" type="text/html" href="${xml(issue.url)}"/>
-    <published>${dayStart(issue.date)}</published>
-    <updated>${issue.updated_at}</updated>
-${issue.summary ? `    <summary>${xml(issue.summary)}</summary>\n` : ''}    <content type="html">${xml(issue.html)}</content>
-  </entry>`,
-  );
-  return `<?xml version="1.0" encoding="utf-8"?>
-<feed xmlns="http://www.w3.org/2005/Atom">
-  <id>${xml(`${base}/newsletter/feed.xml`)}</id>
-  <title>${xml(FEED_TITLE)}</title>
-  <updated>${feed.updated.toISOString()}</updated>
-  <author><name>${xml(new URL(base).host)}</name></author>
-  <link rel="self" type="application/atom+xml" href="${xml(`${base}/newsletter/feed.xml`)}"/>
-  <link rel="alternate" type="text/html" href="${xml(`${base}/`)}"/>
-${entries.join('\n')}
-</feed>
-`;
+const ATOM = 'http://www.w3.org/2005/Atom';
+
+/** XML 1.0 has no place for most C0 controls; Markdown could carry them in. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
+const text = (value: string) => value.replace(NOT_XML, '');
+
+/** Escapes every text and attribute value (`&`, `<`, `>`, quotes), whatever it already holds. */
+const builder = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  format: true,
+  suppressEmptyNode: true,
+});
+
+/** Atom 1.0 of the newsletter, built with fast-xml-parser's XMLBuilder. */
+export function atomFeed(base: string, feed: Feed): string {
+  const self = `${base}/newsletter/feed.xml`;
+  const entries = feed.issues.map((issue) => ({
+    id: text(issue.url),
+    title: text(issue.title),
+    link: { '@rel': 'alternate', '@type': 'text/html', '@href': text(issue.url) },
+    published: dayStart(issue.date),
+    updated: issue.updated_at,
+    ...(issue.summary ? { summary: text(issue.summary) } : {}),
+    content: { '@type': 'html', '#text': text(issue.html) },
+  }));
+  return builder.build({
+    '?xml': { '@version': '1.0', '@encoding': 'utf-8' },
+    feed: {
+      '@xmlns': ATOM,
+      id: text(self),
+      title: FEED_TITLE,
+      updated: feed.updated.toISOString(),
+      author: { name: new URL(base).host },
+      link: [
+        { '@rel': 'self', '@type': 'application/atom+xml', '@href': text(self) },
+        { '@rel': 'alternate', '@type': 'text/html', '@href': text(`${base}/`) },
+      ],
+      entry: entries,
+    },
+  });
 }
 
 /** The body with its validators; a conditional request that still matches gets 304 and no body. */
@@ -115,7 +130,7 @@ export function registerNewsletterFeeds(app: FastifyInstance, deps: Deps): void 
       request,
       reply,
       'application/atom+xml; charset=utf-8',
-      atomFeed(deps, feed),
+      atomFeed(deps.config.publicUrl, feed),
       feed.updated,
     );
   });
