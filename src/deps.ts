@@ -72,7 +72,7 @@ export async function createDeps(
   };
   let seeded = false;
   try {
-    if (!options.skipMigrations) await migrateToLatest(database.db);
+    if (!options.skipMigrations) await database.unbounded(migrateToLatest);
     if (config.seedDemo && !options.skipMigrations && (await isFreshDatabase(database.db))) {
       await seedDemoCommunity(deps);
       seeded = true;

@@ -73,6 +73,8 @@ export class RedisWindowCounters implements WindowCounterStore {
   private readonly fallback = new MemoryWindowCounters();
   private outageSince: number | undefined;
   private closing = false;
+  /** Settles when the first connection attempt has succeeded or failed: until then a hit waits for it. */
+  private firstAttempt: Promise<void> | undefined;
   private log: CounterStoreLog = stderrLog;
 
   constructor(
@@ -94,6 +96,18 @@ export class RedisWindowCounters implements WindowCounterStore {
     this.client.on('ready', () => this.recovered());
     this.client.on('close', () => {
       if (!this.closing) this.markDown('connection closed');
+    });
+    const connectTimeout = options.connectTimeoutMs ?? 1000;
+    this.firstAttempt = new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.client.off('ready', done).off('error', done).off('close', done);
+        this.firstAttempt = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, connectTimeout);
+      timer.unref();
+      this.client.once('ready', done).once('error', done).once('close', done);
     });
   }
 
@@ -118,6 +132,8 @@ export class RedisWindowCounters implements WindowCounterStore {
   }
 
   async hit(key: string, expiresAt: number, now: number): Promise<number> {
+    // The requests of the first moments after start wait for the first connection, not for later ones.
+    if (this.firstAttempt) await this.firstAttempt;
     if (this.client.status !== 'ready') return this.fail(key, expiresAt, now, undefined);
     const redisKey = `${this.prefix}:rate:${key}`;
     // Relative expiry: the window's end is on our clock, which need not agree with Redis's.

@@ -25,6 +25,12 @@ export interface Database {
   authCache?: InvalidatingCache<unknown>;
   /** The embedded engine's own handle, for the research index's synchronous full-text reads. */
   sqlite?: SQLite.Database;
+  /**
+   * Runs fn on a connection free of the statement timeout (PostgreSQL: a pool of one of its own,
+   * opened for the call), for migrations: DDL on a large table, or waiting for another instance's
+   * migration lock, may rightly take longer than any request should.
+   */
+  unbounded<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -69,7 +75,15 @@ function openSqlite(path: string): Database {
   const watch = new WriteWatchPlugin(AUTH_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
   const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
   registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
-  return { db, engine: 'sqlite', location: file, authCache, sqlite, close: () => db.destroy() };
+  return {
+    db,
+    engine: 'sqlite',
+    location: file,
+    authCache,
+    sqlite,
+    unbounded: (fn) => fn(db),
+    close: () => db.destroy(),
+  };
 }
 
 /**
@@ -94,10 +108,34 @@ function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
 }
 
 function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
+  const pool = postgresPool(url, timeouts);
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) }) as Db;
+  const parsed = new URL(url);
+  return {
+    db,
+    engine: 'postgres',
+    location: `postgres://${parsed.host}${parsed.pathname}`,
+    async unbounded(fn) {
+      const single = new Kysely({
+        dialect: new PostgresDialect({
+          pool: postgresPool(url, { ...timeouts, statementTimeoutMs: 0 }, 1),
+        }),
+      }) as Db;
+      try {
+        return await fn(single);
+      } finally {
+        await single.destroy();
+      }
+    },
+    close: () => db.destroy(),
+  };
+}
+
+function postgresPool(url: string, timeouts: DatabaseTimeouts, max = 10): pg.Pool {
   const { connectTimeoutMs, statementTimeoutMs } = timeouts;
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    max,
     // A server that is down refuses at once; one that does not answer (a dropped host) would hold the
     // request for the kernel's TCP timeout. Both waits are bounded, so the caller hears 503 quickly.
     connectionTimeoutMillis: connectTimeoutMs,
@@ -122,12 +160,5 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }) }) as Db;
-  const parsed = new URL(url);
-  return {
-    db,
-    engine: 'postgres',
-    location: `postgres://${parsed.host}${parsed.pathname}`,
-    close: () => db.destroy(),
-  };
+  return pool;
 }
