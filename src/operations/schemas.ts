@@ -34,3 +34,30 @@ export function strictObject<T extends Record<string, TSchema>>(properties: T, d
 export const Via = Type.Union([Type.Literal('agent'), Type.Literal('session')], {
   description: 'Which credential path served the call.',
 });
+
+/**
+ * Plain JSON Schema from a TypeBox schema, the one converter every surface uses (OpenAPI, MCP,
+ * A2A): TypeBox's symbol keys are left out, and a schema carrying an `$id` becomes `{$ref}` where
+ * `reference` names one for it (OpenAPI's shared components), otherwise loses the `$id` (MCP and
+ * A2A resolve no references). `root: false` keeps the outermost schema itself inline (a component's
+ * own definition).
+ */
+export function toJsonSchema(
+  schema: TSchema,
+  reference: (id: string) => string | undefined = () => undefined,
+  root = true,
+): Record<string, unknown> {
+  const walk = (value: unknown, outermost: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((item) => walk(item, false));
+    if (!value || typeof value !== 'object') return value;
+    const record = value as Record<string, unknown>;
+    if (typeof record.$id === 'string' && (root || !outermost)) {
+      const ref = reference(record.$id);
+      if (ref) return { $ref: ref };
+    }
+    const plain: Record<string, unknown> = {};
+    for (const key of Object.keys(record)) if (key !== '$id') plain[key] = walk(record[key], false);
+    return plain;
+  };
+  return walk(schema, true) as Record<string, unknown>;
+}

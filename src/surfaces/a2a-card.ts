@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
+import { toJsonSchema } from '../operations/schemas.ts';
 import type { Operation } from '../operations/types.ts';
 import { API_VERSION } from './openapi.ts';
 
@@ -19,17 +20,12 @@ export function capabilitiesOf(operations: readonly Operation[]): Capability[] {
   return operations.filter((op): op is Capability => typeof op.mcpTool === 'string');
 }
 
-/** Plain JSON Schema: the JSON round trip drops TypeBox's symbol keys. */
-export function jsonSchemaOf(op: Operation): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(op.input));
-}
-
 /** `agent/capabilities`: one entry per registry operation that has a tool name. */
 export function capabilityList(operations: readonly Operation[]) {
   return capabilitiesOf(operations).map((op) => ({
     name: op.mcpTool,
     description: op.description ?? op.summary,
-    input_schema: jsonSchemaOf(op),
+    input_schema: toJsonSchema(op.input),
     scope: op.scope ?? null,
     credential: op.credential,
     sandbox: op.sandbox,

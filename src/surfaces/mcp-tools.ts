@@ -1,7 +1,7 @@
-import type { TSchema } from '@sinclair/typebox';
 import type { Principal } from '../domain/auth/principal.ts';
 import type { TierLadder } from '../domain/auth/tiers.ts';
 import type { CallResult } from '../http/pipeline.ts';
+import { toJsonSchema } from '../operations/schemas.ts';
 import type { Operation } from '../operations/types.ts';
 
 export type ToolOperation = Operation & { mcpTool: string };
@@ -13,16 +13,11 @@ export interface ToolDescription {
   inputSchema: { type: 'object'; [key: string]: unknown };
 }
 
-/** Plain JSON Schema for a tool: TypeBox's symbol keys and nested $ids dropped (no $ref resolution on MCP). */
-function plainSchema(schema: TSchema): ToolDescription['inputSchema'] {
-  return JSON.parse(JSON.stringify(schema), (key, value) => (key === '$id' ? undefined : value));
-}
-
 export function describeTool(op: ToolOperation): ToolDescription {
   return {
     name: op.mcpTool,
     description: op.description ? `${op.summary}. ${op.description}` : `${op.summary}.`,
-    inputSchema: { ...plainSchema(op.input), type: 'object' },
+    inputSchema: { ...toJsonSchema(op.input), type: 'object' },
   };
 }
 

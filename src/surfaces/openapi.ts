@@ -1,31 +1,17 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { Deps } from '../deps.ts';
 import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
-import { ErrorSchema, RateInfoSchema } from '../operations/schemas.ts';
+import { ErrorSchema, RateInfoSchema, toJsonSchema } from '../operations/schemas.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 
 export const API_VERSION = '2026-07-16';
 
-/** Plain JSON Schema: TypeBox's symbols dropped, nested $ids replaced by component references. */
-function plain(schema: TSchema): Record<string, unknown> {
-  const json = JSON.parse(JSON.stringify(schema), (_key, value) => {
-    if (value && typeof value === 'object' && !Array.isArray(value) && typeof value.$id === 'string') {
-      if (value.$id === 'RateInfo' || value.$id === 'Error')
-        return { $ref: `#/components/schemas/${value.$id}` };
-      const { $id: _dropped, ...rest } = value;
-      return rest;
-    }
-    return value;
-  });
-  return json;
-}
+/** The shared components: a schema with one of these $ids is referenced, not repeated. */
+const componentRef = (id: string) =>
+  id === 'RateInfo' || id === 'Error' ? `#/components/schemas/${id}` : undefined;
 
-function component(schema: TSchema): Record<string, unknown> {
-  const { $id: _dropped, ...rest } = JSON.parse(JSON.stringify(schema));
-  return JSON.parse(JSON.stringify(rest), (_k, v) =>
-    v && typeof v === 'object' && v.$id === 'RateInfo' ? { $ref: '#/components/schemas/RateInfo' } : v,
-  );
-}
+const plain = (schema: TSchema) => toJsonSchema(schema, componentRef);
+const component = (schema: TSchema) => toJsonSchema(schema, componentRef, false);
 
 function security(op: Operation): Record<string, string[]>[] {
   const scopes = op.scope ? [op.scope] : [];
