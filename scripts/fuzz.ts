@@ -58,6 +58,14 @@ for (const engine of engines) {
   console.log(
     `${engine.name}: ${report.tried} inputs tried (${surfaces}), ${report.failed} failed, ${report.seconds.toFixed(1)} s`,
   );
+  const outcomes = Object.entries(report.outcomes)
+    .sort((a, b) => b[1] - a[1])
+    .map(([outcome, count]) => `${outcome} ${count}`)
+    .join(', ');
+  console.log(`  answers: ${outcomes}`);
+  const { OPERATIONS } = await import('../src/operations/registry.ts');
+  const never = OPERATIONS.filter((op) => !report.succeeded[op.id]).map((op) => op.id);
+  if (never.length) console.log(`  operations never answered with a success: ${never.join(', ')}`);
   for (const failure of report.failures.slice(0, 30)) {
     console.log(
       `  FAIL (replay: FUZZ_SEED=${seed} FUZZ_PATH=${failure.path} FUZZ_ENGINES=${engine.name} npm run fuzz)`,

@@ -6,6 +6,7 @@ import { OPERATIONS } from '../../src/operations/registry.ts';
 import type { Operation } from '../../src/operations/types.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import type { EngineName } from '../helpers/databases.ts';
+import { story } from './highlight-story.ts';
 
 // Property-based fuzzing of every registry operation on every surface it is served on (REST, MCP
 // tools/call, A2A tasks/send). Each input is a generated call: a near-valid input with some fields
@@ -99,10 +100,16 @@ const ODD_PIECES = [
   'evr_',
 ];
 
+/** One odd piece; NUL, which PostgreSQL's text refuses and SQLite's takes, comes up more often. */
+const oddPiece: fc.Arbitrary<string> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant('\u0000') },
+  { weight: 4, arbitrary: fc.constantFrom(...ODD_PIECES) },
+);
+
 const oddString: fc.Arbitrary<string> = fc
   .array(
     fc.oneof(
-      fc.constantFrom(...ODD_PIECES),
+      oddPiece,
       fc.string({ maxLength: 8 }),
       fc.string({ unit: 'binary', maxLength: 6 }),
       fc.string({ unit: 'grapheme', maxLength: 4 }),
@@ -252,14 +259,36 @@ function validFromSchema(
       if (schema.format === 'uri') return fc.webUrl();
       const min = schema.minLength ?? 0;
       const max = schema.maxLength ?? 200;
+      // Within the declared length, so the schema lets it through to the handler and storage.
+      const fit = (text: string) => text.slice(0, max).padEnd(min, 'x');
       return fc.oneof(
         { weight: 3, arbitrary: known },
-        { weight: 3, arbitrary: fc.string({ minLength: min, maxLength: Math.min(max, Math.max(min, 40)) }) },
+        { weight: 2, arbitrary: fc.string({ minLength: min, maxLength: Math.min(max, Math.max(min, 40)) }) },
+        { weight: 2, arbitrary: oddString.map(fit) },
+        {
+          weight: 2,
+          arbitrary: fc
+            .tuple(known, oddPiece, fc.boolean())
+            .map(([word, piece, before]) => fit(before ? piece + word : word + piece)),
+        },
         { weight: 1, arbitrary: fc.constantFrom('x'.repeat(min), 'x'.repeat(max), 'é'.repeat(max)) },
       );
     }
-    case 'integer':
-      return fc.integer({ min: schema.minimum ?? -(2 ** 31), max: schema.maximum ?? 2 ** 31 });
+    case 'integer': {
+      // Inside the declared range; where a bound is not declared, also far past what storage holds.
+      const min = schema.minimum ?? -(2 ** 31);
+      const max = schema.maximum ?? 2 ** 31;
+      const beyond: unknown[] = [];
+      if (schema.maximum === undefined)
+        beyond.push(2 ** 53, 2 ** 63, 1e20, 1e308, new RawJson('1e400'), new RawJson('99999999999999999999'));
+      if (schema.minimum === undefined) beyond.push(-(2 ** 53), -(2 ** 63), -1e308, new RawJson('-1e400'));
+      return beyond.length
+        ? fc.oneof(
+            { weight: 4, arbitrary: fc.integer({ min, max }) },
+            { weight: 1, arbitrary: fc.constantFrom(...beyond) },
+          )
+        : fc.integer({ min, max });
+    }
     case 'number':
       return fc.double({
         min: schema.minimum,
@@ -516,6 +545,8 @@ export interface FuzzReport {
   bySurface: Record<Surface, number>;
   /** How the calls were answered: a success, or the error_kind of the refusal. */
   outcomes: Record<string, number>;
+  /** Successful calls per operation id (every operation should have some: the handlers ran). */
+  succeeded: Record<string, number>;
 }
 
 /** A success, or the kind of refusal (the error_kind in the REST body, the tool result or the JSON-RPC error). */
@@ -556,6 +587,29 @@ const UNLIMITED = {
   researchPerHour: 1e9,
 };
 
+/** Work for the operator tools to list and decide: a tier request, a highlight, an event proposal, feedback. */
+async function seedWork(t: TestApp): Promise<void> {
+  const core = await t.member('core', 'Fuzz Core');
+  const token = await t.token(
+    core,
+    ALL_SCOPES.filter((scope) => t.deps.tiers.grants('core', scope)),
+  );
+  const member = await t.member('member', 'Fuzz Member');
+  const cookie = `${SESSION_COOKIE}=${await createSession(t.deps.db, t.clock, member.id)}`;
+  const start = new Date(t.clock.now() + 7 * 86_400_000).toISOString();
+  const calls: [string, string, unknown, Record<string, string>][] = [
+    ['POST', '/api/tier/request', { tier: 'core', note: 'fuzz' }, { cookie }],
+    ['POST', '/api/ingest/highlights/pending', story('fuzz-story-1'), {}],
+    ['POST', '/api/events/request', { title: 'Fuzz night', start }, {}],
+    ['POST', '/api/agent/feedback', { message: 'Filed by the fuzz suite before it starts.' }, {}],
+  ];
+  for (const [method, path, body, headers] of calls) {
+    const response = await t.call(method, path, { body, headers, token: headers.cookie ? undefined : token });
+    if (response.status >= 300)
+      throw new Error(`fuzz setup: ${method} ${path} answered ${response.status} ${response.text}`);
+  }
+}
+
 /** Strings the handlers know (tier names, ids and slugs of the demo data), so they get past lookups. */
 async function knownStrings(t: TestApp): Promise<string[]> {
   const db = t.deps.db;
@@ -572,6 +626,18 @@ async function knownStrings(t: TestApp): Promise<string[]> {
   add((await db.selectFrom('event_requests').select('id').execute()).map((row) => row.id));
   add((await db.selectFrom('tier_requests').select('id').execute()).map((row) => row.id));
   add(['approve', 'deny', 'reject', 'pending', 'open', 'resolved', 'tier_requested', 'read:public']);
+  add(['2026-07-16T12:00:00Z', '2030-01-01T10:00:00Z', 'https://lu.ma/open-hack-night']);
+  // Paths for batch items: each public read, plain and with odd queries.
+  for (const op of OPERATIONS) {
+    if (!op.batchable || op.path === undefined) continue;
+    add([
+      op.path,
+      `${op.path}?limit=1e400`,
+      `${op.path}?limit=%00`,
+      `${op.path}?limit=-1&x=%zz`,
+      `${op.path}?url=%F0`,
+    ]);
+  }
   return [...known];
 }
 
@@ -602,6 +668,7 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
     seconds: 0,
     bySurface: { rest: 0, mcp: 0, a2a: 0 },
     outcomes: {},
+    succeeded: {},
   };
   try {
     const operator = await t.member('operator', 'Fuzz Operator');
@@ -610,6 +677,7 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       sandbox: await t.token(operator, ALL_SCOPES, { sandbox: true }),
       cookie: `${SESSION_COOKIE}=${await createSession(t.deps.db, t.clock, operator.id)}`,
     };
+    await seedWork(t);
     const known = fc.constantFrom(...(await knownStrings(t)));
     const calls = fc.oneof(...targets().map(({ op, surface }) => callsOf(op, surface, known)));
     const timeout = options.requestTimeoutMs ?? 15_000;
@@ -635,8 +703,10 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       } catch (error) {
         return `no answer: ${(error as Error).message}`;
       }
-      report.outcomes[outcomeOf(response.status, text)] =
-        (report.outcomes[outcomeOf(response.status, text)] ?? 0) + 1;
+      const outcome = outcomeOf(response.status, text);
+      if (outcome === 'success')
+        report.succeeded[call.operation] = (report.succeeded[call.operation] ?? 0) + 1;
+      report.outcomes[outcome] = (report.outcomes[outcome] ?? 0) + 1;
       if (response.status >= 500) return `HTTP ${response.status}: ${text.slice(0, 300)}`;
       if (text.includes('"error_kind":"internal"'))
         return `an internal error in the reply: ${text.slice(0, 300)}`;
