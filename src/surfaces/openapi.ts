@@ -13,6 +13,22 @@ const componentRef = (id: string) =>
 const plain = (schema: TSchema) => toJsonSchema(schema, componentRef);
 const component = (schema: TSchema) => toJsonSchema(schema, componentRef, false);
 
+const CROSS_SITE = 'A browser request with the session cookie from another site (cross_site_request)';
+
+/** The operation's own refusals, and those the pipeline adds for every operation of its kind. */
+function withPipelineErrors(op: Operation): { status: number; description: string }[] {
+  const listed = op.errors.map((error) => ({ ...error }));
+  const sessionWrite =
+    (op.credential === 'session' || op.credential === 'bearer_or_session') && op.method !== 'GET';
+  if (sessionWrite) {
+    const forbidden = listed.find((error) => error.status === 403);
+    if (forbidden)
+      forbidden.description = `${forbidden.description}; or ${CROSS_SITE[0].toLowerCase()}${CROSS_SITE.slice(1)}`;
+    else listed.push({ status: 403, description: CROSS_SITE });
+  }
+  return listed.sort((a, b) => a.status - b.status);
+}
+
 function security(op: Operation): Record<string, string[]>[] {
   const scopes = op.scope ? [op.scope] : [];
   switch (op.credential) {
@@ -77,7 +93,7 @@ function operationObject(op: Operation, deps: Deps) {
       content: { 'application/json': { schema: plain(op.output) } },
     },
   };
-  for (const error of op.errors) {
+  for (const error of withPipelineErrors(op)) {
     const headers =
       error.status === 429 ? { ...RATE_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } : undefined;
     responses[String(error.status)] = {
