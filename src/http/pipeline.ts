@@ -280,10 +280,9 @@ async function runSteps(
     try {
       result = await op.handler(context);
     } catch (error) {
-      // A failure the operation reported ran no side effect: the key is released so a retry runs it.
-      // When the database went away mid-call nobody knows whether the write committed, so the claim
-      // stays in flight: a retry hears idempotency_in_flight until the claim is abandoned (60 s).
-      if (keyHash && !isDependencyUnavailable(error)) await releaseIdempotencyKey(deps.db, keyHash);
+      // The key is released so a retry runs the operation again. When the database is away the
+      // release fails too: the claim then stays in flight until it is abandoned (60 s).
+      if (keyHash) await releaseIdempotencyKey(deps.db, keyHash).catch(() => {});
       throw error;
     }
     const status = result.status ?? op.successStatus;
@@ -294,7 +293,7 @@ async function runSteps(
         ? rateLimitHeaders([...charged, ...result.rate])
         : rateHeaders;
     const headers = result.headers ? { ...rated, ...result.headers } : rated;
-    if (keyHash) await completeIdempotencyKey(deps.db, keyHash, { status, headers, body: result.body });
+    if (keyHash) await completeOrRetry(deps, keyHash, { status, headers, body: result.body }, request.log);
     return {
       status,
       body: result.body,
@@ -386,4 +385,31 @@ export function logUnavailable(log: FaultLog | undefined, error: unknown): void 
   unavailableSuppressed = 0;
   if (log?.warn) log.warn(details, 'database unavailable: answering 503');
   else log?.error(details, 'database unavailable: answering 503');
+}
+
+/**
+ * The operation's effect is committed, so its success is the answer even when recording it for
+ * replay fails because the database went away just now: the record is retried in the background
+ * (every second, for up to 5 minutes) so a retry of the same key replays it once the database is
+ * back, instead of finding an abandoned claim and running the operation a second time.
+ */
+async function completeOrRetry(
+  deps: Deps,
+  keyHash: string,
+  response: Parameters<typeof completeIdempotencyKey>[2],
+  log: FaultLog | undefined,
+): Promise<void> {
+  try {
+    await completeIdempotencyKey(deps.db, keyHash, response);
+  } catch (error) {
+    if (!isDependencyUnavailable(error)) throw error;
+    let attempts = 0;
+    const retry = () => {
+      completeIdempotencyKey(deps.db, keyHash, response).catch((again) => {
+        if (++attempts < 300 && isDependencyUnavailable(again)) setTimeout(retry, 1000).unref();
+        else log?.error({ err: again }, 'idempotency record lost');
+      });
+    };
+    setTimeout(retry, 1000).unref();
+  }
 }
