@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { MS } from '../src/clock.ts';
-import { refreshEvents } from '../src/domain/events/feed.ts';
-import { parseIcs } from '../src/domain/events/ics.ts';
+import { refreshEvents, refreshEventsFromFeed } from '../src/domain/events/feed.ts';
+import { MAX_OCCURRENCES, occurrenceWindow, parseIcs } from '../src/domain/events/ics.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { engines } from './helpers/databases.ts';
 
@@ -105,6 +105,211 @@ describe('iCalendar reading', () => {
     assert.equal(events.find((e) => e.uid === 'evt-5@platform')!.cancelled, true);
     assert.deepEqual(parseIcs('BEGIN:VEVENT\r\nSUMMARY:no uid or start\r\nEND:VEVENT'), []);
     assert.deepEqual(parseIcs('not a calendar at all'), []);
+  });
+});
+
+const calendar = (...lines: string[]) =>
+  ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//test//EN', ...lines, 'END:VCALENDAR', ''].join('\r\n');
+
+/** Weekly at 18:00 UTC from 5 Nov 2026, six times; the 19th left out, the 26th moved, 3 Dec off. */
+const WEEKLY = calendar(
+  'BEGIN:VEVENT',
+  'UID:weekly@platform',
+  'DTSTART:20261105T180000Z',
+  'DTEND:20261105T200000Z',
+  'RRULE:FREQ=WEEKLY;COUNT=6',
+  'EXDATE:20261119T180000Z',
+  'SUMMARY:Weekly hack night',
+  'URL:https://lu.ma/weekly',
+  'END:VEVENT',
+  'BEGIN:VEVENT',
+  'UID:weekly@platform',
+  'RECURRENCE-ID:20261126T180000Z',
+  'DTSTART:20261126T190000Z',
+  'DTEND:20261126T220000Z',
+  'SUMMARY:Weekly hack night (late start)',
+  'END:VEVENT',
+  'BEGIN:VEVENT',
+  'UID:weekly@platform',
+  'RECURRENCE-ID:20261203T180000Z',
+  'DTSTART:20261203T180000Z',
+  'DTEND:20261203T200000Z',
+  'STATUS:CANCELLED',
+  'END:VEVENT',
+);
+
+describe('iCalendar recurrence and time zones', () => {
+  const now = Date.UTC(2026, 10, 1, 12);
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+  test('a weekly RRULE with an EXDATE and RECURRENCE-ID overrides expands into its occurrences', () => {
+    const events = parseIcs(WEEKLY, occurrenceWindow(now));
+    assert.deepEqual(
+      events.map((e) => [e.uid, iso(e.start), iso(e.end), e.title, e.url, e.cancelled]),
+      [
+        [
+          'weekly@platform#2026-11-05T18:00:00.000Z',
+          '2026-11-05T18:00:00.000Z',
+          '2026-11-05T20:00:00.000Z',
+          'Weekly hack night',
+          'https://lu.ma/weekly',
+          false,
+        ],
+        [
+          'weekly@platform#2026-11-12T18:00:00.000Z',
+          '2026-11-12T18:00:00.000Z',
+          '2026-11-12T20:00:00.000Z',
+          'Weekly hack night',
+          'https://lu.ma/weekly',
+          false,
+        ],
+        [
+          'weekly@platform#2026-11-26T18:00:00.000Z',
+          '2026-11-26T19:00:00.000Z',
+          '2026-11-26T22:00:00.000Z',
+          'Weekly hack night (late start)',
+          'https://lu.ma/weekly',
+          false,
+        ],
+        [
+          'weekly@platform#2026-12-03T18:00:00.000Z',
+          '2026-12-03T18:00:00.000Z',
+          '2026-12-03T20:00:00.000Z',
+          'Weekly hack night',
+          'https://lu.ma/weekly',
+          true,
+        ],
+        [
+          'weekly@platform#2026-12-10T18:00:00.000Z',
+          '2026-12-10T18:00:00.000Z',
+          '2026-12-10T20:00:00.000Z',
+          'Weekly hack night',
+          'https://lu.ma/weekly',
+          false,
+        ],
+      ],
+    );
+  });
+
+  test('occurrences stay inside the window and under the cap; RDATE adds one', () => {
+    const daily = calendar(
+      'BEGIN:VEVENT',
+      'UID:daily',
+      'DTSTART:20200101T090000Z',
+      'RRULE:FREQ=DAILY',
+      'RDATE:20261102T150000Z',
+      'SUMMARY:Stand-up',
+      'END:VEVENT',
+    );
+    const window = occurrenceWindow(now);
+    const events = parseIcs(daily, window);
+    assert.equal(events.length, 181 + 1);
+    assert.equal(new Set(events.map((e) => e.uid)).size, events.length, 'uids are distinct');
+    for (const event of events) assert.ok(event.start >= window.from && event.start <= window.to);
+    assert.ok(events.some((e) => iso(e.start) === '2026-11-02T15:00:00.000Z'));
+    const wide = parseIcs(daily, { from: now, to: now + 1000 * MS.day });
+    assert.equal(wide.length, MAX_OCCURRENCES);
+    // The walk from DTSTART is bounded too: a window 30 years on is past the steps allowed.
+    assert.deepEqual(parseIcs(daily, { from: now + 11_000 * MS.day, to: now + 11_001 * MS.day }), []);
+  });
+
+  test('a TZID defined by a VTIMEZONE converts with that definition, across a clock change', () => {
+    const zoned = calendar(
+      'BEGIN:VTIMEZONE',
+      'TZID:America/New_York',
+      'BEGIN:DAYLIGHT',
+      'TZOFFSETFROM:-0500',
+      'TZOFFSETTO:-0400',
+      'TZNAME:EDT',
+      'DTSTART:19700308T020000',
+      'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU',
+      'END:DAYLIGHT',
+      'BEGIN:STANDARD',
+      'TZOFFSETFROM:-0400',
+      'TZOFFSETTO:-0500',
+      'TZNAME:EST',
+      'DTSTART:19701101T020000',
+      'RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU',
+      'END:STANDARD',
+      'END:VTIMEZONE',
+      'BEGIN:VTIMEZONE',
+      'TZID:Space Station Time',
+      'BEGIN:STANDARD',
+      'TZOFFSETFROM:+0530',
+      'TZOFFSETTO:+0530',
+      'DTSTART:19700101T000000',
+      'END:STANDARD',
+      'END:VTIMEZONE',
+      'BEGIN:VEVENT',
+      'UID:ny',
+      'DTSTART;TZID=America/New_York:20261029T190000',
+      'DTEND;TZID=America/New_York:20261029T210000',
+      'RRULE:FREQ=WEEKLY;COUNT=2',
+      'SUMMARY:Meetup',
+      'END:VEVENT',
+      'BEGIN:VEVENT',
+      'UID:custom',
+      'DTSTART;TZID=Space Station Time:20261110T190000',
+      'SUMMARY:Custom zone',
+      'END:VEVENT',
+    );
+    const events = parseIcs(zoned, occurrenceWindow(Date.UTC(2026, 9, 28)));
+    const starts = Object.fromEntries(events.map((e) => [e.uid, iso(e.start)]));
+    // EDT (-4) before 1 November 2026, EST (-5) after.
+    assert.equal(starts['ny#2026-10-29T23:00:00.000Z'], '2026-10-29T23:00:00.000Z');
+    assert.equal(starts['ny#2026-11-06T00:00:00.000Z'], '2026-11-06T00:00:00.000Z');
+    assert.equal(
+      iso(events.find((e) => e.uid === 'ny#2026-10-29T23:00:00.000Z')!.end),
+      '2026-10-30T01:00:00.000Z',
+    );
+    assert.equal(starts.custom, '2026-11-10T13:30:00.000Z');
+  });
+
+  test('a weekly series in an IANA zone without a VTIMEZONE keeps its wall time across a clock change', () => {
+    const events = parseIcs(
+      calendar(
+        'BEGIN:VEVENT',
+        'UID:berlin',
+        'DTSTART;TZID=Europe/Berlin:20261022T190000',
+        'RRULE:FREQ=WEEKLY;COUNT=2',
+        'END:VEVENT',
+      ),
+      occurrenceWindow(Date.UTC(2026, 9, 21)),
+    );
+    assert.deepEqual(
+      events.map((e) => iso(e.start)),
+      ['2026-10-22T17:00:00.000Z', '2026-10-29T18:00:00.000Z'],
+    );
+  });
+
+  test('malformed input gives no events and does not throw; one bad line costs only its event', () => {
+    for (const junk of [
+      '',
+      'BEGIN:VCALENDAR',
+      'BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART:20261105T180000Z\r\nEND:VCALENDAR',
+      calendar('BEGIN:VEVENT', 'UID:a', 'DTSTART:2026-11-05', 'END:VEVENT'),
+      calendar('BEGIN:VEVENT', 'UID:a', 'DTSTART:20261105T180000Z', 'RRULE:FREQ=SOMETIMES', 'END:VEVENT'),
+      calendar('BEGIN:VEVENT', 'UID:a', 'DTSTART;TZID="unterminated:20261105T180000', 'END:VEVENT'),
+      '\u0000\u0001 binary \uFFFD',
+    ]) {
+      assert.deepEqual(parseIcs(junk, occurrenceWindow(now)), [], JSON.stringify(junk));
+    }
+    const partly = calendar(
+      'BEGIN:VEVENT',
+      'UID:broken',
+      'DTSTART:20261105T180000Z',
+      'a line with no colon',
+      'END:VEVENT',
+      'BEGIN:VEVENT',
+      'UID:fine',
+      'DTSTART:20261106T180000Z',
+      'SUMMARY:Still here',
+      'END:VEVENT',
+    );
+    assert.deepEqual(
+      parseIcs(partly, occurrenceWindow(now)).map((e) => [e.uid, e.title]),
+      [['fine', 'Still here']],
+    );
   });
 });
 
@@ -265,6 +470,28 @@ for (const engine of engines) {
       assert.ok(urls.includes('https://lu.ma/fair'));
       for (const event of response.body.events)
         assert.ok(Date.parse(event.end ?? event.start) >= t.clock.now());
+    });
+
+    test('a recurring event is cached once, at its next occurrence', async () => {
+      const first = Math.floor((t.clock.now() - 6 * MS.day) / 1000) * 1000;
+      const start = new Date(first).toISOString().replace(/[-:]|\.\d{3}/g, '');
+      const text = calendar(
+        'BEGIN:VEVENT',
+        'UID:series',
+        `DTSTART:${start}`,
+        'RRULE:FREQ=WEEKLY;COUNT=4',
+        'SUMMARY:Series',
+        'URL:https://lu.ma/series',
+        'END:VEVENT',
+      );
+      const report = await refreshEventsFromFeed(t.deps, text, 'test');
+      assert.equal(report.stored, 1);
+      const [row] = await t.deps.db
+        .selectFrom('events')
+        .select(['start_at', 'title'])
+        .where('platform_url', '=', 'https://lu.ma/series')
+        .execute();
+      assert.equal(row.start_at, first + 7 * MS.day);
     });
   });
 }

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { outboundFetch } from '../../outbound.ts';
 import { sha256 } from '../../secrets.ts';
 import { canonicalEventUrl, forgetUpcoming, markRefreshed } from './events.ts';
-import { type FeedEvent, parseIcs } from './ics.ts';
+import { type FeedEvent, occurrenceWindow, parseIcs } from './ics.ts';
 
 const FETCH_TIMEOUT_MS = 15_000;
 const MAX_FEED_BYTES = 10 * 1024 * 1024;
@@ -42,6 +42,16 @@ function platformUrlOf(event: FeedEvent, hosts: readonly string[]): string | und
 }
 
 /**
+ * Which of two events with one platform URL (the occurrences of a recurring event share theirs)
+ * the cache keeps: the next one that has not ended, else the one that ended last.
+ */
+function sooner(event: FeedEvent, held: FeedEvent, now: number): boolean {
+  const ongoing = (e: FeedEvent) => (e.end ?? e.start) >= now;
+  if (ongoing(event) !== ongoing(held)) return ongoing(event);
+  return ongoing(event) ? event.start <= held.start : event.start >= held.start;
+}
+
+/**
  * Replaces the feed's rows of the events cache with the feed's current content, in one transaction,
  * and stamps the cache age. Approved member proposals and local events are left alone. A feed that
  * cannot be read or parsed changes nothing: the old cache stays and ages into `stale`.
@@ -55,13 +65,14 @@ export async function refreshEventsFromFeed(
   const now = deps.clock.now();
   const byUrl = new Map<string, FeedEvent>();
   let skipped = 0;
-  for (const event of parseIcs(text)) {
+  for (const event of parseIcs(text, occurrenceWindow(now))) {
     const url = platformUrlOf(event, hosts);
     if (!url || event.cancelled) {
       skipped += url ? 0 : 1;
       continue;
     }
-    byUrl.set(url, event);
+    const held = byUrl.get(url);
+    if (!held || sooner(event, held, now)) byUrl.set(url, event);
   }
   const report = await deps.db.transaction().execute(async (trx) => {
     const existing = await trx

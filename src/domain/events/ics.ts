@@ -1,8 +1,13 @@
+import ICAL from 'ical.js';
+import { MS } from '../../clock.ts';
+
 /**
- * A reader for the part of iCalendar (RFC 5545) an event platform's feed uses: VEVENTs with UID,
- * SUMMARY, DTSTART/DTEND (UTC, floating with TZID, or all-day dates), LOCATION, DESCRIPTION, URL and
- * an image (RFC 7986 IMAGE or an image ATTACH). Recurrence rules are not expanded: platforms export
- * each occurrence as its own VEVENT.
+ * An event platform's iCalendar (RFC 5545) feed, read with ical.js: VEVENTs with UID, SUMMARY,
+ * DTSTART/DTEND or DURATION, LOCATION, DESCRIPTION, URL and an image (RFC 7986 IMAGE or an image
+ * ATTACH). Times are UTC, in a zone the calendar defines (VTIMEZONE), in a zone named by its IANA
+ * TZID without a definition (converted with the runtime's zone data), floating (taken as UTC), or
+ * all-day dates (midnight UTC). Recurring events (RRULE, RDATE, EXDATE, RECURRENCE-ID overrides) are
+ * expanded into one event per occurrence inside a window, each with its own uid.
  */
 export interface FeedEvent {
   uid: string;
@@ -16,129 +21,246 @@ export interface FeedEvent {
   cancelled: boolean;
 }
 
-interface Property {
-  name: string;
-  params: Record<string, string>;
-  value: string;
+/** Occurrences of a recurring event are kept when they overlap [from, to] (epoch ms). */
+export interface OccurrenceWindow {
+  from: number;
+  to: number;
 }
 
-export function parseIcs(text: string): FeedEvent[] {
+/** At most this many occurrences of one recurring event. */
+export const MAX_OCCURRENCES = 200;
+/**
+ * Recurrence steps walked from DTSTART for one event and for the whole feed (ical.js takes some
+ * 10 µs a step): a daily series begun 27 years ago still reaches today, a FREQ=MINUTELY rule from
+ * 1990 cannot hold the refresh for long.
+ */
+const MAX_STEPS_PER_EVENT = 10_000;
+const MAX_STEPS_PER_FEED = 50_000;
+
+/** From a day ago (an occurrence under way) to 180 days ahead. */
+export function occurrenceWindow(now: number): OccurrenceWindow {
+  return { from: now - MS.day, to: now + 180 * MS.day };
+}
+
+type Component = InstanceType<typeof ICAL.Component>;
+type Time = InstanceType<typeof ICAL.Time>;
+
+/**
+ * The feed's events, occurrences of recurring ones expanded inside `window`. Input that is not
+ * iCalendar gives no events; a VEVENT that cannot be read (no UID, no start, a bad value) is
+ * skipped, and when the calendar as a whole does not parse, each VEVENT is read on its own.
+ */
+export function parseIcs(text: string, window: OccurrenceWindow = occurrenceWindow(Date.now())): FeedEvent[] {
+  const vevents = readVevents(text);
+  const overrides = new Map<string, Component[]>();
+  const items: Component[] = [];
+  for (const vevent of vevents) {
+    const uid = textOf(vevent, 'uid');
+    if (!uid) continue;
+    if (vevent.hasProperty('recurrence-id')) {
+      overrides.set(uid, [...(overrides.get(uid) ?? []), vevent]);
+    } else items.push(vevent);
+  }
+  const budget = { steps: MAX_STEPS_PER_FEED };
   const events: FeedEvent[] = [];
-  let current: Property[] | undefined;
-  let depth = 0;
-  for (const line of unfold(text)) {
-    const property = parseLine(line);
-    if (!property) continue;
-    if (property.name === 'BEGIN') {
-      if (property.value.toUpperCase() === 'VEVENT' && depth === 0) current = [];
-      else if (current) depth++;
-      continue;
-    }
-    if (property.name === 'END') {
-      if (current && depth > 0) depth--;
-      else if (current && property.value.toUpperCase() === 'VEVENT') {
-        const event = toEvent(current);
-        if (event) events.push(event);
-        current = undefined;
+  const expanded = new Set<string>();
+  for (const vevent of items) {
+    const uid = textOf(vevent, 'uid') as string;
+    try {
+      if (vevent.hasProperty('rrule') || vevent.hasProperty('rdate')) {
+        if (expanded.has(uid)) continue;
+        expanded.add(uid);
+        events.push(...expand(vevent, uid, overrides.get(uid) ?? [], window, budget));
+      } else {
+        const event = new ICAL.Event(vevent);
+        const one = toEvent(uid, vevent, vevent, event.startDate, event.endDate);
+        if (one) events.push(one);
       }
-      continue;
+    } catch {
+      // A value ical.js cannot read (a malformed date, a broken rule): this event is skipped.
     }
-    // Properties of nested components (VALARM) are not the event's own.
-    if (current && depth === 0) current.push(property);
+  }
+  // Overrides of a series the feed does not hold stand on their own, one occurrence each.
+  for (const [uid, list] of overrides) {
+    if (expanded.has(uid)) continue;
+    for (const vevent of list) {
+      try {
+        const event = new ICAL.Event(vevent);
+        const recurrence = instant(event.recurrenceId, tzidOf(vevent, 'recurrence-id'));
+        const one = toEvent(
+          `${uid}#${new Date(recurrence).toISOString()}`,
+          vevent,
+          vevent,
+          event.startDate,
+          event.endDate,
+        );
+        if (one) events.push(one);
+      } catch {}
+    }
   }
   return events;
 }
 
-/** Lines folded by a CRLF followed by a space or tab are one logical line. */
-function unfold(text: string): string[] {
-  return text
-    .replace(/\r\n/g, '\n')
-    .replace(/\r/g, '\n')
+function expand(
+  master: Component,
+  uid: string,
+  overrides: Component[],
+  window: OccurrenceWindow,
+  budget: { steps: number },
+): FeedEvent[] {
+  const event = new ICAL.Event(master, { exceptions: overrides });
+  const zone = tzidOf(master, 'dtstart');
+  const iterator = event.iterator();
+  const occurrences: FeedEvent[] = [];
+  for (let steps = 0; steps < MAX_STEPS_PER_EVENT && budget.steps > 0; steps++) {
+    budget.steps--;
+    const next = iterator.next();
+    if (!next) break;
+    const details = event.getOccurrenceDetails(next);
+    const recurrence = instant(details.recurrenceId, zone);
+    if (recurrence > window.to) break;
+    const item = details.item.component;
+    const occurrence = toEvent(
+      `${uid}#${new Date(recurrence).toISOString()}`,
+      item,
+      master,
+      details.startDate,
+      details.endDate,
+    );
+    if (!occurrence || occurrence.start > window.to || (occurrence.end ?? occurrence.start) < window.from)
+      continue;
+    occurrences.push(occurrence);
+    if (occurrences.length >= MAX_OCCURRENCES) break;
+  }
+  return occurrences;
+}
+
+/** Every VEVENT of the text: from the calendar, or, if it does not parse, from each VEVENT alone. */
+function readVevents(text: string): Component[] {
+  try {
+    return veventsOf(ICAL.parse(text));
+  } catch {
+    // One bad line should not cost the whole feed: read each VEVENT with the calendar's zones.
+  }
+  const lines = text
+    .replace(/\r\n?/g, '\n')
     .replace(/\n[ \t]/g, '')
     .split('\n');
-}
-
-function parseLine(line: string): Property | undefined {
-  // The value starts after the first colon that is not inside a quoted parameter value.
-  let quoted = false;
-  let colon = -1;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (ch === '"') quoted = !quoted;
-    else if (ch === ':' && !quoted) {
-      colon = i;
-      break;
+  const blocks = (name: string) => {
+    const found: string[] = [];
+    let open: string[] | undefined;
+    for (const line of lines) {
+      const upper = line.trim().toUpperCase();
+      if (!open && upper === `BEGIN:${name}`) open = [];
+      if (open) open.push(line);
+      if (open && upper === `END:${name}`) {
+        found.push(open.join('\r\n'));
+        open = undefined;
+      }
     }
-  }
-  if (colon <= 0) return undefined;
-  const [rawName, ...rawParams] = splitOutsideQuotes(line.slice(0, colon), ';');
-  const params: Record<string, string> = {};
-  for (const param of rawParams) {
-    const eq = param.indexOf('=');
-    if (eq > 0) params[param.slice(0, eq).toUpperCase()] = param.slice(eq + 1).replace(/^"|"$/g, '');
-  }
-  return { name: rawName.toUpperCase(), params, value: line.slice(colon + 1) };
-}
-
-function splitOutsideQuotes(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let quoted = false;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '"') quoted = !quoted;
-    else if (text[i] === separator && !quoted) {
-      parts.push(text.slice(start, i));
-      start = i + 1;
-    }
-  }
-  parts.push(text.slice(start));
-  return parts;
-}
-
-function unescapeText(value: string): string {
-  return value.replace(/\\([\\;,nN])/g, (_, ch: string) => (ch === 'n' || ch === 'N' ? '\n' : ch));
-}
-
-function toEvent(properties: Property[]): FeedEvent | undefined {
-  const first = (name: string) => properties.find((p) => p.name === name);
-  const uid = first('UID')?.value.trim();
-  const start = first('DTSTART');
-  const startAt = start ? parseDateTime(start) : undefined;
-  if (!uid || startAt === undefined) return undefined;
-  const end = first('DTEND');
-  const text = (name: string) => {
-    const value = first(name)?.value;
-    return value === undefined || value.trim() === '' ? null : unescapeText(value).trim();
+    return found;
   };
-  const image =
-    first('IMAGE') ??
-    properties.find((p) => p.name === 'ATTACH' && (p.params.FMTTYPE ?? '').startsWith('image/'));
+  const zones = blocks('VTIMEZONE').filter((zone) => parses(`BEGIN:VCALENDAR\r\n${zone}\r\nEND:VCALENDAR`));
+  const vevents: Component[] = [];
+  for (const block of blocks('VEVENT')) {
+    try {
+      vevents.push(
+        ...veventsOf(ICAL.parse(['BEGIN:VCALENDAR', ...zones, block, 'END:VCALENDAR'].join('\r\n'))),
+      );
+    } catch {}
+  }
+  return vevents;
+}
+
+function parses(text: string): boolean {
+  try {
+    ICAL.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function veventsOf(jcal: unknown): Component[] {
+  if (!Array.isArray(jcal)) return [];
+  const roots = (Array.isArray(jcal[0]) ? jcal : [jcal]).map((root) => new ICAL.Component(root));
+  return roots.flatMap((root) => (root.name === 'vevent' ? [root] : root.getAllSubcomponents('vevent')));
+}
+
+function textOf(component: Component, name: string): string | null {
+  const value = component.getFirstPropertyValue(name);
+  if (typeof value !== 'string') return null;
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed;
+}
+
+function tzidOf(component: Component, name: string): string | undefined {
+  const tzid = component.getFirstProperty(name)?.getParameter('tzid');
+  return typeof tzid === 'string' ? tzid : undefined;
+}
+
+/**
+ * One event (or occurrence) from `item`; a property an override leaves out is taken from the
+ * series (`master`), since platforms often export only what changed.
+ */
+function toEvent(
+  uid: string,
+  item: Component,
+  master: Component,
+  startDate: Time | null,
+  endDate: Time | null,
+): FeedEvent | undefined {
+  if (!startDate) return undefined;
+  const start = instant(startDate, tzidOf(item, 'dtstart'));
+  const hasEnd =
+    item.hasProperty('dtend') || item.hasProperty('duration') || (item !== master && hasEndOf(master));
+  const end = hasEnd && endDate ? instant(endDate, tzidOf(item, 'dtend') ?? tzidOf(item, 'dtstart')) : null;
+  const field = (name: string) => textOf(item, name) ?? (item === master ? null : textOf(master, name));
+  const image = imageOf(item) ?? (item === master ? undefined : imageOf(master));
   return {
     uid,
-    title: text('SUMMARY') ?? '(untitled event)',
-    start: startAt,
-    end: end ? (parseDateTime(end) ?? null) : null,
-    location: text('LOCATION'),
-    description: text('DESCRIPTION'),
-    url: text('URL'),
-    coverUrl: image && /^https?:\/\//i.test(image.value) ? image.value.trim() : null,
-    cancelled: (first('STATUS')?.value ?? '').trim().toUpperCase() === 'CANCELLED',
+    title: field('summary') ?? '(untitled event)',
+    start,
+    end,
+    location: field('location'),
+    description: field('description'),
+    url: field('url'),
+    coverUrl: image && /^https?:\/\//i.test(image) ? image : null,
+    cancelled: (textOf(item, 'status') ?? '').toUpperCase() === 'CANCELLED',
   };
 }
 
-/** DATE-TIME in UTC (…Z), in a named zone (TZID), floating (taken as UTC), or an all-day DATE. */
-function parseDateTime(property: Property): number | undefined {
-  const match = /^(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})(Z)?)?$/.exec(property.value.trim());
-  if (!match) return undefined;
-  const [, y, mo, d, h = '0', mi = '0', s = '0', utc] = match;
-  const wall = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
-  if (Number.isNaN(wall)) return undefined;
-  const zone = property.params.TZID;
-  if (utc || !zone || match[4] === undefined) return wall;
-  return wallTimeInZone(wall, zone) ?? wall;
+function hasEndOf(component: Component): boolean {
+  return component.hasProperty('dtend') || component.hasProperty('duration');
 }
 
-/** The instant at which the clocks of `zone` show `wall` (wall time encoded as if it were UTC). */
+function imageOf(component: Component): string | undefined {
+  const property =
+    component.getFirstProperty('image') ??
+    component
+      .getAllProperties('attach')
+      .find((p) => String(p.getParameter('fmttype') ?? '').startsWith('image/'));
+  const value = property?.getFirstValue();
+  return typeof value === 'string' ? value.trim() : undefined;
+}
+
+/**
+ * The instant of an iCalendar time: an all-day date at midnight UTC; a time in a zone ical.js
+ * knows (UTC, or a VTIMEZONE of the calendar) through ical.js; a floating time in the IANA zone its
+ * TZID names, or as UTC when it names none or one the runtime does not know.
+ */
+function instant(time: Time, tzid: string | undefined): number {
+  if (time.isDate) return Date.UTC(time.year, time.month - 1, time.day);
+  const zone = time.zone?.tzid;
+  if (zone && zone !== 'floating') return time.toUnixTime() * 1000;
+  const wall = Date.UTC(time.year, time.month - 1, time.day, time.hour, time.minute, time.second);
+  return tzid ? (wallTimeInZone(wall, tzid) ?? wall) : wall;
+}
+
+/**
+ * The instant at which the clocks of IANA `zone` show `wall` (wall time encoded as if it were UTC).
+ * ical.js carries no zone data of its own: a TZID without a VTIMEZONE is resolved with Intl.
+ */
 function wallTimeInZone(wall: number, zone: string): number | undefined {
   let format: Intl.DateTimeFormat;
   try {
