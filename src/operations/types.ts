@@ -66,9 +66,21 @@ export function callWithInput(
   };
 }
 
-export interface OperationContext<Input> {
+/** A caller who is a member: through a token or a browser session. */
+export type SignedInPrincipal = Exclude<Principal, { kind: 'anonymous' }>;
+
+/** The caller an operation's handler can be sure of, given the credential the operation requires. */
+export type PrincipalFor<C extends CredentialKind> = C extends 'bearer'
+  ? Extract<Principal, { kind: 'bearer' }>
+  : C extends 'session'
+    ? Extract<Principal, { kind: 'session' }>
+    : C extends 'bearer_or_session'
+      ? SignedInPrincipal
+      : Principal;
+
+export interface OperationContext<Input, P extends Principal = Principal> {
   input: Input;
-  principal: Principal;
+  principal: P;
   /** Set when a bearer was presented but refused, on operations that tolerate that. */
   credentialProblem?: ApiError;
   /** The presented token when it is revoked, on operations that accept one (self-revoke is idempotent). */
@@ -95,7 +107,7 @@ export interface DocumentedError {
   description: string;
 }
 
-export interface Operation<Input = any, Output = any> {
+export interface Operation<Input = any, Output = any, C extends CredentialKind = CredentialKind> {
   id: string;
   /** The HTTP method of the REST route; POST (the transport's) for an MCP/A2A-only operation. */
   method: 'GET' | 'POST' | 'DELETE';
@@ -111,7 +123,7 @@ export interface Operation<Input = any, Output = any> {
   description?: string;
   /** The MCP tool (and A2A capability) name; absent when the operation is REST-only. */
   mcpTool?: string;
-  credential: CredentialKind;
+  credential: C;
   /** Let a revoked bearer through to the handler (only self-revoke, which is idempotent). */
   acceptsRevokedToken?: boolean;
   scope?: Scope;
@@ -139,7 +151,8 @@ export interface Operation<Input = any, Output = any> {
   successStatus: number;
   errors: DocumentedError[];
   deprecated?: { since: string; sunset: string; link?: string };
-  handler(ctx: OperationContext<Input>): Promise<OperationResult<Output>>;
+  /** The pipeline has authenticated the credential `credential` names: the principal is narrowed to it. */
+  handler(ctx: OperationContext<Input, PrincipalFor<C>>): Promise<OperationResult<Output>>;
 }
 
 /** An operation served on REST (it has a path). */
@@ -150,6 +163,19 @@ export function isRestOperation(op: Operation): op is RestOperation {
 }
 
 /** Identity function that keeps the handler's input type tied to its schema. */
-export function defineOperation<Input, Output>(op: Operation<Input, Output>): Operation<Input, Output> {
+// One signature per required credential, so a handler's principal is narrowed even when the call
+// names Input and Output explicitly (TypeScript infers no type argument once some are given).
+export function defineOperation<Input, Output>(
+  // A revoked bearer reaches its handler as no principal at all, so that operation is not narrowed.
+  op: Operation<Input, Output, 'bearer'> & { acceptsRevokedToken?: false },
+): Operation<Input, Output, 'bearer'>;
+export function defineOperation<Input, Output>(
+  op: Operation<Input, Output, 'session'>,
+): Operation<Input, Output, 'session'>;
+export function defineOperation<Input, Output>(
+  op: Operation<Input, Output, 'bearer_or_session'>,
+): Operation<Input, Output, 'bearer_or_session'>;
+export function defineOperation<Input, Output>(op: Operation<Input, Output>): Operation<Input, Output>;
+export function defineOperation(op: Operation): Operation {
   return op;
 }

@@ -60,7 +60,6 @@ export const searchMemberDirectory = defineOperation<typeof Input.static, typeof
     { status: 403, description: 'Token lacks directory:search, or the tier no longer grants it' },
   ],
   async handler({ input, principal, deps }) {
-    if (principal.kind !== 'bearer') throw new Error('pipeline let a non-bearer through');
     const tier = principal.member.tier;
     const results = await searchDirectory(deps, input.q ?? '', input.limit ?? 20, {
       email: atOrAbove(deps, tier, EMAIL_TIER),

@@ -44,7 +44,6 @@ export const rsvpToEvent = defineOperation<typeof Input.static, typeof QueuedWri
     { status: 429, description: 'Per-token daily limit reached' },
   ],
   async handler({ input, principal, deps }) {
-    if (principal.kind !== 'bearer') throw new Error('pipeline let a non-bearer through');
     const eventUrl = resolveEventUrl(deps.config, input.event_url);
     if (!eventUrl)
       throw new ApiError(400, 'non_canonical_url', 'validation', {

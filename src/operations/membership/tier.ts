@@ -7,7 +7,7 @@ import {
 } from '../../domain/members/tier-requests.ts';
 import { actingMemberId } from '../acting-member.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation, type OperationContext } from '../types.ts';
+import { defineOperation, type OperationContext, type SignedInPrincipal } from '../types.ts';
 
 const TierRequestView = Type.Object({
   id: Type.String(),
@@ -44,7 +44,7 @@ const membership = {
   input: strictObject({}),
   output: MembershipOutput,
   successStatus: 200,
-  async handler(ctx: OperationContext<Record<string, never>>) {
+  async handler(ctx: OperationContext<Record<string, never>, SignedInPrincipal>) {
     const status = await tierStatus(ctx.deps, actingMemberId(ctx));
     return {
       body: {
@@ -105,7 +105,7 @@ const tierRequest = {
   input: RequestInput,
   output: Type.Object({ ok: Type.Literal(true), pending: TierRequestView }),
   successStatus: 200,
-  async handler(ctx: OperationContext<typeof RequestInput.static>) {
+  async handler(ctx: OperationContext<typeof RequestInput.static, SignedInPrincipal>) {
     const pending = await requestTier(ctx.deps, actingMemberId(ctx), ctx.input.tier, ctx.input.note);
     return { body: { ok: true as const, pending } };
   },

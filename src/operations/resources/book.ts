@@ -53,7 +53,6 @@ export const bookResource = defineOperation<typeof Input.static, typeof QueuedWr
     { status: 429, description: 'Daily limit reached' },
   ],
   async handler({ input, principal, deps, now }) {
-    if (principal.kind === 'anonymous') throw new Error('pipeline let an anonymous caller through');
     if (principal.kind === 'bearer' && input.email === undefined)
       throw new ApiError(400, 'email_required', 'validation', {
         message: 'Agent callers must include email: where the confirmation goes.',
