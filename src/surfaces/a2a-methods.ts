@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.ts';
 import { type CallResult, chargeAnonymous, runOperation } from '../http/pipeline.ts';
-import { nestedDeeperThan } from '../http/validate.ts';
+import { argumentsOverCap } from '../operations/body-cap.ts';
 import { type CallRequest, callWithInput, type Operation } from '../operations/types.ts';
 import { agentInfo, type Capability, capabilitiesOf, capabilityList } from './a2a-card.ts';
 
@@ -99,20 +99,9 @@ async function runCapability(context: MethodContext, params: TaskParams): Promis
       data: { error: 'unknown_capability', error_kind: 'not_found', field: 'capability' },
     });
   }
-  // The operation's REST body cap applies to its arguments, so a call REST refuses is refused here too.
-  const limit = op.bodyLimit ?? deps.config.defaultBodyLimit;
-  // Arguments nested too deep to measure are left to validation, which refuses them naming the field.
-  if (
-    params.arguments !== undefined &&
-    !nestedDeeperThan(params.arguments) &&
-    Buffer.byteLength(JSON.stringify(params.arguments)) > limit
-  ) {
-    const message = `The arguments are larger than ${op.mcpTool} accepts (${limit} bytes).`;
-    throw new RpcFailure({
-      code: RPC.otherClientError,
-      message,
-      data: { error: 'payload_too_large', error_kind: 'payload_too_large', message, limit },
-    });
+  const tooLarge = argumentsOverCap(op, deps, params.arguments);
+  if (tooLarge) {
+    throw new RpcFailure({ code: RPC.otherClientError, message: tooLarge.message, data: tooLarge.body() });
   }
   const result = await runOperation(
     deps,

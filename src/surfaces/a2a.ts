@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { rateKeyForIp } from '../http/client.ts';
+import { bodyCapOf } from '../operations/body-cap.ts';
 import type { Operation } from '../operations/types.ts';
 import { A2A_PATH, capabilitiesOf, registerAgentCard } from './a2a-card.ts';
 import { callMethod, type MethodContext, RPC, type RpcError, RpcFailure } from './a2a-methods.ts';
@@ -85,10 +86,8 @@ function header(request: FastifyRequest, name: string): string | undefined {
 export function registerA2a(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
   registerAgentCard(app, deps, operations);
   const bodyLimit =
-    Math.max(
-      deps.config.defaultBodyLimit,
-      ...capabilitiesOf(operations).map((op) => op.bodyLimit ?? deps.config.defaultBodyLimit),
-    ) + ENVELOPE_ALLOWANCE;
+    Math.max(deps.config.defaultBodyLimit, ...capabilitiesOf(operations).map((op) => bodyCapOf(op, deps))) +
+    ENVELOPE_ALLOWANCE;
 
   // Its own scope, so a body that fails to parse reaches the route (-32700) instead of the REST
   // error handler (400 invalid_json); oversized bodies still get the REST 413 in the Error shape.

@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.ts';
+import { bodyCapOf } from '../operations/body-cap.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 
 const CREDENTIAL_TEXT: Record<Operation['credential'], string> = {
@@ -43,8 +44,7 @@ export function renderMarkdownReference(deps: Deps, allOperations: readonly Oper
   for (const op of operations) {
     lines.push('', `## ${op.method} ${op.path}`, '', `**${op.summary}.** ${op.description ?? ''}`, '');
     lines.push(`Success: ${op.successStatus}.${op.idempotent ? ' Accepts `Idempotency-Key`.' : ''}`);
-    if (op.inputFrom === 'body')
-      lines.push(`Body cap: ${op.bodyLimit ?? deps.config.defaultBodyLimit} bytes.`);
+    if (op.inputFrom === 'body') lines.push(`Body cap: ${bodyCapOf(op, deps)} bytes.`);
     if (op.errors.length) {
       lines.push('', '| Status | When |', '|---|---|');
       for (const error of op.errors) lines.push(`| ${error.status} | ${error.description} |`);

@@ -10,9 +10,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { rateKeyForIp } from '../http/client.ts';
-import { ApiError } from '../http/errors.ts';
 import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
-import { nestedDeeperThan } from '../http/validate.ts';
+import { argumentsOverCap, bodyCapOf } from '../operations/body-cap.ts';
 import type { Operation } from '../operations/types.ts';
 import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport, type HttpAnswer } from './mcp-transport.ts';
@@ -63,8 +62,7 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
   // handed one: the pooled servers share this one.
 
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
-  const bodyLimit =
-    Math.max(...tools.map((op) => op.bodyLimit ?? deps.config.defaultBodyLimit)) + ENVELOPE_BYTES;
+  const bodyLimit = Math.max(...tools.map((op) => bodyCapOf(op, deps))) + ENVELOPE_BYTES;
 
   /** Refusals the transport does not make itself: a foreign Origin (DNS rebinding) and any unknown protocol version. */
   function refuseHeaders(request: FastifyRequest) {
@@ -108,16 +106,8 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
       const op = byName.get(call.params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
       const args = call.params.arguments ?? {};
-      // The operation's body cap holds on MCP too; measuring the arguments is needed only for a large request.
-      const cap = op.bodyLimit ?? deps.config.defaultBodyLimit;
-      const rawSize = Buffer.byteLength(String(request.body ?? ''));
-      // Arguments nested too deep to measure are left to validation, which refuses them naming the field.
-      if (rawSize > cap && !nestedDeeperThan(args) && Buffer.byteLength(JSON.stringify(args)) > cap) {
-        const tooLarge = new ApiError(413, 'payload_too_large', 'payload_too_large', {
-          message: 'The tool arguments are larger than this operation accepts.',
-        });
-        return toolResult(renderError(tooLarge, { requestId: request.id }));
-      }
+      const tooLarge = argumentsOverCap(op, deps, args, Buffer.byteLength(String(request.body ?? '')));
+      if (tooLarge) return toolResult(renderError(tooLarge, { requestId: request.id }));
       // Bearer only: a browser cookie riding along must not authenticate an MCP call.
       const callRequest = callRequestFrom(request, args, operations, 'mcp', false);
       const result = await runOperation(deps, op, callRequest);

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { Deps } from '../deps.ts';
 import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
+import { bodyCapOf } from '../operations/body-cap.ts';
 import { ErrorSchema, RateInfoSchema, toJsonSchema } from '../operations/schemas.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 
@@ -121,8 +122,7 @@ function operationObject(op: Operation, deps: Deps) {
     'x-rate-limits': quotas.length
       ? quotas.map((q) => ({ name: q.name, limit: q.limit, window: q.window, per: q.per }))
       : undefined,
-    'x-body-limit-bytes':
-      op.inputFrom === 'body' ? (op.bodyLimit ?? deps.config.defaultBodyLimit) : undefined,
+    'x-body-limit-bytes': op.inputFrom === 'body' ? bodyCapOf(op, deps) : undefined,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   runOperation,
 } from '../http/pipeline.ts';
 import { serializedPayload } from '../http/serialized-answers.ts';
+import { bodyCapOf, payloadTooLarge } from '../operations/body-cap.ts';
 import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
 
 /** What the pipeline reads of an HTTP request: a Fastify request, or node's behind direct reads. */
@@ -106,7 +107,7 @@ export function registerRestOperations(
       app.route({
         method: op.method,
         url,
-        bodyLimit: op.bodyLimit ?? deps.config.defaultBodyLimit,
+        bodyLimit: bodyCapOf(op, deps),
         handler: async (request: FastifyRequest, reply: FastifyReply) => {
           const input = op.inputFrom === 'query' ? request.query : request.body;
           const result = await runOperation(deps, op, callRequestFrom(request, input, operations));
@@ -126,9 +127,7 @@ export function registerRestOperations(
 function translateFrameworkError(error: Error & { code?: string; statusCode?: number }): ApiError {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'payload_too_large', 'payload_too_large', {
-        message: 'The request body is larger than this operation accepts.',
-      });
+      return payloadTooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'unsupported_media_type', 'unsupported_media_type', {
         message: 'Send the body as JSON with Content-Type: application/json.',
