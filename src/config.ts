@@ -9,6 +9,8 @@ export interface Limits {
   tokenPerMinute: number;
   /** Device-flow starts per IP per hour (spec §8). */
   signupStartPerHour: number;
+  /** Device codes entered on the approval page per 60 s, per member and per IP (guessing codes). */
+  codeEntriesPerMinute: number;
   /** Feedback tickets per IP per hour (spec §8). */
   feedbackPerHour: number;
   /** New highlight submissions per token per UTC day (spec §8). */
@@ -137,6 +139,7 @@ export const DEFAULT_LIMITS: Limits = {
   anonymousPerMinute: 120,
   tokenPerMinute: 1200,
   signupStartPerHour: 30,
+  codeEntriesPerMinute: 10,
   feedbackPerHour: 10,
   highlightsPerDay: 3,
   rsvpsPerDay: 10,
@@ -151,6 +154,7 @@ const LIMIT_ENV: Record<keyof Limits, string> = {
   anonymousPerMinute: 'LIMIT_ANONYMOUS_PER_MINUTE',
   tokenPerMinute: 'LIMIT_TOKEN_PER_MINUTE',
   signupStartPerHour: 'LIMIT_SIGNUP_START_PER_HOUR',
+  codeEntriesPerMinute: 'LIMIT_CODE_ENTRIES_PER_MINUTE',
   feedbackPerHour: 'LIMIT_FEEDBACK_PER_HOUR',
   highlightsPerDay: 'LIMIT_HIGHLIGHTS_PER_DAY',
   rsvpsPerDay: 'LIMIT_RSVPS_PER_DAY',

@@ -10,10 +10,13 @@ import { refuseForgery, sendPage, signedIn } from './respond.ts';
 
 const PAGE = '/signup-with-agent';
 /** Code entries a minute, per member and per IP: enough for typos, far too few to guess codes. */
-const CODE_ENTRY_POLICIES: RatePolicy[] = [
-  { name: 'code_entry_member', limit: 10, window: 60, per: 'member' },
-  { name: 'code_entry_ip', limit: 10, window: 60, per: 'ip' },
-];
+function codeEntryPolicies(deps: Deps): RatePolicy[] {
+  const limit = deps.config.limits.codeEntriesPerMinute;
+  return [
+    { name: 'code_entry_member', limit, window: 60, per: 'member' },
+    { name: 'code_entry_ip', limit, window: 60, per: 'ip' },
+  ];
+}
 
 function age(ms: number): string {
   const minutes = Math.floor(ms / 60_000);
@@ -22,10 +25,11 @@ function age(ms: number): string {
 
 /** The approval page an agent's user sends a member to (docs/pages.md). */
 export function registerDeviceApprovalPages(app: FastifyInstance, deps: Deps): void {
+  const policies = codeEntryPolicies(deps);
   async function tooManyEntries(memberId: string, ip: string): Promise<boolean> {
     const now = deps.clock.now();
     const counts = await Promise.all(
-      CODE_ENTRY_POLICIES.map((policy) =>
+      policies.map((policy) =>
         deps.windowCounters.hit(
           counterKey(policy, policy.per === 'ip' ? ip : memberId, now),
           windowBounds(policy, now).end,
@@ -33,7 +37,7 @@ export function registerDeviceApprovalPages(app: FastifyInstance, deps: Deps): v
         ),
       ),
     );
-    return counts.some((count, i) => count > CODE_ENTRY_POLICIES[i].limit);
+    return counts.some((count, i) => count > policies[i].limit);
   }
 
   function review(reply: FastifyReply, csrf: string, code: string, grant: DeviceGrantsTable, tier: string) {
