@@ -3,7 +3,6 @@ import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createMailer, type Mailer } from './domain/auth/sign-in-mail.ts';
 import { loadTierLadder, type TierLadder } from './domain/auth/tiers.ts';
-import { seedDemoCommunity } from './domain/demo/seed.ts';
 import { type CorpusIndex, openCorpusIndex } from './domain/research/corpus-index.ts';
 import {
   DatabaseWindowCounters,
@@ -12,7 +11,7 @@ import {
   type WindowCounterStore,
 } from './http/counter-stores.ts';
 import { type Database, openDatabase } from './storage/database.ts';
-import { isFreshDatabase, migrateToLatest } from './storage/migrations.ts';
+import { migrateToLatest } from './storage/migrations.ts';
 import type { Db } from './storage/schema.ts';
 import { WriteBatcher } from './storage/write-batcher.ts';
 
@@ -41,10 +40,7 @@ export interface DepsOptions {
   skipMigrations?: boolean;
 }
 
-export async function createDeps(
-  config: Config,
-  options: DepsOptions = {},
-): Promise<Deps & { seeded: boolean }> {
+export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   // First: a public deployment that cannot deliver sign-in links refuses to start before it opens anything.
   const mailer = createMailer(config);
   const database = openDatabase(config.databaseUrl, config.databaseTimeouts);
@@ -70,16 +66,11 @@ export async function createDeps(
       await database.close();
     },
   };
-  let seeded = false;
   try {
     if (!options.skipMigrations) await database.unbounded(migrateToLatest);
-    if (config.seedDemo && !options.skipMigrations && (await isFreshDatabase(database.db))) {
-      await seedDemoCommunity(deps);
-      seeded = true;
-    }
   } catch (error) {
     await deps.close();
     throw error;
   }
-  return { ...deps, seeded };
+  return deps;
 }

@@ -2,6 +2,7 @@ import { buildApp } from '../app.ts';
 import { loadConfig } from '../config.ts';
 import { createDeps } from '../deps.ts';
 import { describeSignIn, SignInUndeliverable } from '../domain/auth/sign-in-mail.ts';
+import { seedNewDatabase } from '../domain/demo/seed.ts';
 import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 
@@ -12,11 +13,12 @@ export async function serve(options: { seed: boolean }): Promise<void> {
     process.stderr.write(`agent-commons cannot start: ${error.message}\n`);
     process.exit(1);
   });
+  const seeded = await seedNewDatabase(deps);
   const app = await buildApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  if (deps.seeded) app.log.info('seeded the demo community into the new database');
+  if (seeded) app.log.info('seeded the demo community into the new database');
   process.stdout.write(
     `agent-commons listening on http://${config.host}:${port} (public URL ${config.publicUrl}; database ${deps.database.engine} ${deps.database.location})\n`,
   );

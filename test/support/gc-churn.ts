@@ -20,6 +20,7 @@ async function main(databaseUrl: string) {
   const { createDeps } = await import('../../src/deps.ts');
   const config = { ...loadConfig({}), databaseUrl, port: 0, host: '127.0.0.1', seedDemo: true };
   const deps = await createDeps(config);
+  await (await import('../../src/domain/demo/seed.ts')).seedNewDatabase(deps);
   const app = await buildApp(deps, { logger: false });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   const sqlite = deps.database.sqlite!;

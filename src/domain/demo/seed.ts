@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { MS } from '../../clock.ts';
 import type { Deps } from '../../deps.ts';
+import { isFreshDatabase } from '../../storage/migrations.ts';
 import { readContentFolder } from '../content/folder.ts';
 import { importContent } from '../content/import.ts';
 import { markRefreshed } from '../events/events.ts';
@@ -133,6 +134,13 @@ async function seedCorpus(deps: Deps): Promise<void> {
       metadata: { source: doc.source },
     });
   }
+}
+
+/** Seeds the demo community into a database with no members yet, when SEED_DEMO is on; says whether it did. */
+export async function seedNewDatabase(deps: Deps): Promise<boolean> {
+  if (!deps.config.seedDemo || !(await isFreshDatabase(deps.db))) return false;
+  await seedDemoCommunity(deps);
+  return true;
 }
 
 /** A small community so every endpoint answers something real on a fresh install. */

@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { SQLITE_PASSAGES_TABLE } from '../../storage/corpus-passages.ts';
 import type { Database } from '../../storage/database.ts';
-import { GENERATION_KEY } from './corpus.ts';
 import { PassageIndex } from './passage-index.ts';
+
+/** Bumped by every change to the corpus: per-instance indexes compare it to know they are stale. */
+export const GENERATION_KEY = 'corpus_generation';
 
 /** What a search reads: the in-memory index and the database holding the passages it points to. */
 export interface CorpusSearcher {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import type { Executor } from '../../storage/schema.ts';
+import { GENERATION_KEY } from './corpus-index.ts';
 import type { ParsedDocument, Source } from './document.ts';
 import { splitIntoPassages } from './passages.ts';
 import { type Fetched, parseSource } from './read-source.ts';
@@ -22,8 +23,6 @@ export interface IngestOutcome {
   passages: number;
 }
 
-/** Bumped by every change to the corpus: per-instance indexes compare it to know they are stale. */
-export const GENERATION_KEY = 'corpus_generation';
 const INSERT_CHUNK = 200;
 
 export function documentId(origin: string): string {

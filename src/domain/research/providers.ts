@@ -1,7 +1,12 @@
 import type { ResearchConfig } from '../../config.ts';
 import { ApiError } from '../../http/errors.ts';
 import { type OutboundError, outboundFetch } from '../../outbound.ts';
-import type { Usage } from './synthesis.ts';
+
+/** Tokens a provider call spent, as the provider reports them. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
 
 export interface ProviderReply {
   text: string;

@@ -1,6 +1,7 @@
 import type { ModelClass, ResearchConfig } from '../../config.ts';
 import { composeExtractiveAnswer } from './extractive.ts';
-import { callProvider } from './providers.ts';
+import { callProvider, type Usage } from './providers.ts';
+
 import type { RetrievedPassage } from './search.ts';
 
 export interface Citation {
@@ -11,11 +12,6 @@ export interface Citation {
   title: string;
   section: string;
   url: string | null;
-}
-
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
 }
 
 export interface Synthesis {

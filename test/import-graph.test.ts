@@ -1,0 +1,53 @@
+// The source has no import circles: every module can be read knowing only the ones below it.
+// Type-only imports count too (they tie the modules' meaning together as much as values do).
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const SRC = fileURLToPath(new URL('../src', import.meta.url));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Relative imports and re-exports of a file, resolved to absolute paths. */
+export function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specifiers = [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"](\.[^'"]+)['"]/g),
+  ].map((match) => match[1]);
+  const dynamic = [...text.matchAll(/import\(\s*['"](\.[^'"]+)['"]\s*\)/g)].map((match) => match[1]);
+  return [...specifiers, ...dynamic].map((specifier) => resolve(dirname(file), specifier));
+}
+
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'visiting');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (state.get(next) === 'visiting') found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+test('no import circle in src/ (type-only and dynamic imports included)', () => {
+  const graph = new Map(sourceFiles(SRC).map((file) => [file, importsOf(file)]));
+  assert.ok(graph.size > 100, `read ${graph.size} files`);
+  const circles = cycles(graph).map((cycle) => cycle.map((file) => relative(SRC, file)).join(' → '));
+  assert.deepEqual(circles, []);
+});
