@@ -326,6 +326,17 @@ describe('agent-commons CLI', { concurrency: true }, () => {
           { id: ids[1], status: 'rejected', decided_by: 'cli' },
         ]);
 
+        const audit = await t.deps.db
+          .selectFrom('operator_audit')
+          .select(['operator_id', 'action', 'target', 'outcome'])
+          .where('target', 'in', ids)
+          .orderBy('target')
+          .execute();
+        assert.deepEqual(audit, [
+          { operator_id: 'cli', action: 'highlight.approve', target: ids[0], outcome: 'done' },
+          { operator_id: 'cli', action: 'highlight.reject', target: ids[1], outcome: 'done' },
+        ]);
+
         const again = await runCli(url, ['highlights', 'approve', ids[1]]);
         assertRefused(again, new RegExp(`cannot approve ${ids[1]}: not_pending`));
         const unchanged = await t.deps.db

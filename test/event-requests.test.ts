@@ -217,6 +217,16 @@ describe('event proposals from the CLI', () => {
       { id: ids[0], status: 'approved', reason: null },
       { id: ids[1], status: 'declined', reason: 'duplicate' },
     ]);
+    const audit = await t.deps.db
+      .selectFrom('operator_audit')
+      .select(['operator_id', 'action', 'target', 'outcome'])
+      .where('target', 'in', ids)
+      .orderBy('action')
+      .execute();
+    assert.deepEqual(audit, [
+      { operator_id: 'cli', action: 'event_request.approve', target: ids[0], outcome: 'done' },
+      { operator_id: 'cli', action: 'event_request.decline', target: ids[1], outcome: 'done' },
+    ]);
     const twice = await runCli(t.database.url, ['event-requests', 'approve', ids[0]]);
     assert.equal(twice.code, 1);
     assert.match(twice.stderr, /not_pending/);

@@ -218,7 +218,11 @@ export function registerAdminCommands(program: Command): void {
       .option('--by <name>', 'who decided', 'cli')
       .action((id, o) =>
         withDeps(async (deps) => {
-          const result = await decideHighlight(deps, id, decision, o.by);
+          const result = await auditedAction(
+            deps,
+            { operatorId: o.by, action: `highlight.${decision}`, target: id },
+            (scoped) => decideHighlight(scoped, id, decision, o.by),
+          );
           if (result !== 'done') fail(`cannot ${decision} ${id}: ${result}`);
           process.stdout.write(`${decision === 'approve' ? 'approved' : 'rejected'} ${id}\n`);
         }),

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { refreshEvents } from '../domain/events/feed.ts';
 import { decideEventRequest, listEventRequests } from '../domain/events/proposals.ts';
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
+import { auditedAction } from '../domain/members/operator-audit.ts';
 import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts';
 import { saveResource } from '../domain/resources/resources.ts';
 import { allRows } from '../storage/paging.ts';
@@ -55,7 +56,16 @@ export function registerCommunityCommands(program: Command): void {
       .option('--by <name>', 'who decided', 'cli')
       .action((id, o) =>
         withDeps(async (deps) => {
-          const result = await decideEventRequest(deps, id, decision, o.by, o.reason);
+          const result = await auditedAction(
+            deps,
+            {
+              operatorId: o.by,
+              action: `event_request.${decision}`,
+              target: id,
+              detail: { reason: o.reason },
+            },
+            (scoped) => decideEventRequest(scoped, id, decision, o.by, o.reason),
+          );
           if (result !== 'done') fail(`cannot ${decision} ${id}: ${result}`);
           process.stdout.write(`${decision === 'approve' ? 'approved' : 'declined'} ${id}\n`);
         }),
