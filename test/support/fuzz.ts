@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { ALL_SCOPES } from '../../src/domain/auth/scopes.ts';
 import { createSession, SESSION_COOKIE } from '../../src/domain/auth/sessions.ts';
+import { seedDemoCommunity } from '../../src/domain/demo/seed.ts';
 import { OPERATIONS } from '../../src/operations/registry.ts';
 import type { Operation } from '../../src/operations/types.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -178,7 +179,7 @@ const deepValue: fc.Arbitrary<unknown> = fc
   .map(([depth, arrays]) =>
     arrays
       ? new RawJson('['.repeat(depth) + ']'.repeat(depth))
-      : new RawJson('{"a":'.repeat(depth) + '1' + '}'.repeat(depth)),
+      : new RawJson(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`),
   );
 
 const oddObject: fc.Arbitrary<unknown> = fc.oneof(
@@ -194,6 +195,11 @@ const oddObject: fc.Arbitrary<unknown> = fc.oneof(
   fc.dictionary(oddString, fc.oneof(oddString, oddNumber), { maxKeys: 3 }),
 );
 
+/** The value one time in eight, null otherwise (fc.option's `freq` is the chance of null, inverted). */
+function rarely<T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | null> {
+  return fc.oneof({ weight: 7, arbitrary: fc.constant(null) }, { weight: 1, arbitrary });
+}
+
 /** A hostile value of any JSON type. */
 export const hostile: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: oddString },
@@ -207,6 +213,9 @@ export const hostile: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 // ---- Values from an operation's schema ---------------------------------------------------------
+
+/** Strings the handlers know, for a field by its name (ids, slugs, tier names) or for any field. */
+type Known = (field: string | undefined) => fc.Arbitrary<string>;
 
 interface JsonSchema {
   type?: string | string[];
@@ -225,29 +234,32 @@ interface JsonSchema {
   minimum?: number;
   maximum?: number;
   format?: string;
+  pattern?: string;
 }
 
 /**
  * A value the schema accepts, or near it: each place may instead get a hostile value, so most
  * inputs pass validation but one field, and the handlers run on what the schema lets through.
  */
-function fromSchema(schema: JsonSchema, known: fc.Arbitrary<string>, depth = 0): fc.Arbitrary<unknown> {
+function fromSchema(schema: JsonSchema, known: Known, depth = 0, field?: string): fc.Arbitrary<unknown> {
   return fc.oneof(
-    { weight: 8, arbitrary: validFromSchema(schema, known, depth) },
+    { weight: 8, arbitrary: validFromSchema(schema, known, depth, field) },
     { weight: 1, arbitrary: hostile },
   );
 }
 
 function validFromSchema(
   schema: JsonSchema,
-  known: fc.Arbitrary<string>,
+  known: Known,
   depth: number,
+  field?: string,
 ): fc.Arbitrary<unknown> {
   if (depth > 6) return hostile;
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum?.length) return fc.constantFrom(...schema.enum);
   const branches = schema.anyOf ?? schema.oneOf;
-  if (branches?.length) return fc.oneof(...branches.map((branch) => fromSchema(branch, known, depth + 1)));
+  if (branches?.length)
+    return fc.oneof(...branches.map((branch) => fromSchema(branch, known, depth + 1, field)));
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
   switch (type) {
     case 'string': {
@@ -261,14 +273,21 @@ function validFromSchema(
       const max = schema.maxLength ?? 200;
       // Within the declared length, so the schema lets it through to the handler and storage.
       const fit = (text: string) => text.slice(0, max).padEnd(min, 'x');
+      if (schema.pattern) {
+        const pattern = new RegExp(schema.pattern, 'u');
+        return fc.oneof(
+          { weight: 3, arbitrary: known(field) },
+          { weight: 2, arbitrary: fc.stringMatching(pattern).map(fit) },
+        );
+      }
       return fc.oneof(
-        { weight: 3, arbitrary: known },
+        { weight: 5, arbitrary: known(field) },
         { weight: 2, arbitrary: fc.string({ minLength: min, maxLength: Math.min(max, Math.max(min, 40)) }) },
         { weight: 2, arbitrary: oddString.map(fit) },
         {
           weight: 2,
           arbitrary: fc
-            .tuple(known, oddPiece, fc.boolean())
+            .tuple(known(field), oddPiece, fc.boolean())
             .map(([word, piece, before]) => fit(before ? piece + word : word + piece)),
         },
         { weight: 1, arbitrary: fc.constantFrom('x'.repeat(min), 'x'.repeat(max), 'é'.repeat(max)) },
@@ -301,7 +320,7 @@ function validFromSchema(
     case 'null':
       return fc.constant(null);
     case 'array':
-      return fc.array(fromSchema(schema.items ?? {}, known, depth + 1), {
+      return fc.array(fromSchema(schema.items ?? {}, known, depth + 1, field), {
         minLength: schema.minItems ?? 0,
         maxLength: Math.min(schema.maxItems ?? 4, 4),
       });
@@ -309,11 +328,11 @@ function validFromSchema(
       const properties = schema.properties ?? {};
       const names = Object.keys(properties);
       const record = fc.record(
-        Object.fromEntries(names.map((name) => [name, fromSchema(properties[name], known, depth + 1)])),
+        Object.fromEntries(names.map((name) => [name, fromSchema(properties[name], known, depth + 1, name)])),
         { requiredKeys: (schema.required ?? []).filter((name) => names.includes(name)) },
       );
       return fc
-        .tuple(record, fc.option(fc.dictionary(oddString, hostile, { maxKeys: 2 }), { freq: 12 }))
+        .tuple(record, rarely(fc.dictionary(oddString, hostile, { minKeys: 1, maxKeys: 2 })))
         .map(([value, extra]) => (extra ? { ...extra, ...value } : value));
     }
     default:
@@ -389,7 +408,9 @@ const queryArbitrary = (input: fc.Arbitrary<unknown>) =>
         minLength: 8,
         maxLength: 8,
       }),
-      fc.array(fc.constantFrom(...QUERY_ODDITIES), { maxLength: 2 }),
+      rarely(fc.array(fc.constantFrom(...QUERY_ODDITIES), { minLength: 1, maxLength: 2 })).map(
+        (list) => list ?? [],
+      ),
     )
     .map(([value, encodings, oddities]) => {
       const parts: string[] = [];
@@ -448,21 +469,18 @@ const credentialArbitrary: fc.Arbitrary<Credential> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Credential>('unknown-bearer') },
 );
 
-const idempotencyKey = fc.option(
+const idempotencyKey = rarely(
   fc.oneof(
     fc.uuid(),
-    oddString.map((s) => s.replace(/[^\x20-\x7e]/g, 'x')),
+    oddString.map((text) => text.replace(/[^\x20-\x7e]/g, 'x')),
   ),
-  {
-    freq: 6,
-  },
 );
 
 /** Generated calls of one operation on one surface; `secrets` is read when a call is sent. */
 function callsOf(
   op: Operation,
   surface: Surface,
-  known: fc.Arbitrary<string>,
+  known: Known,
 ): fc.Arbitrary<Omit<FuzzCase, 'headers'> & { extra: Record<string, string> }> {
   const input = fc.oneof(
     { weight: 6, arbitrary: fromSchema(op.input as JsonSchema, known) },
@@ -550,13 +568,24 @@ export interface FuzzReport {
 }
 
 /** A success, or the kind of refusal (the error_kind in the REST body, the tool result or the JSON-RPC error). */
-function outcomeOf(status: number, text: string): string {
+function outcomeOf(surface: Surface, status: number, text: string): string {
   if (status >= 500) return `${status}`;
-  const kind = /"error_kind":"([a-z_]+)"/.exec(text)?.[1];
-  if (kind) return kind;
-  const code = /^\{"jsonrpc":"2\.0","id":[^,]*,"error":\{"code":(-?\d+)/.exec(text)?.[1];
-  if (code) return `json-rpc ${code}`;
-  return status < 300 ? 'success' : `http ${status}`;
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return status < 300 ? 'success' : `http ${status}`;
+  }
+  if (surface !== 'rest') {
+    // MCP answers a refused tool call in a result (with a 401 for a missing token), A2A in an error.
+    const message = Array.isArray(body) ? body[0] : body;
+    if (typeof message?.error === 'string') return message.error_kind ?? message.error;
+    if (message?.error) return message.error.data?.error_kind ?? `json-rpc ${message.error.code}`;
+    if (message?.result?.isError) return message.result.structuredContent?.error_kind ?? 'tool error';
+    if (message?.result !== undefined) return 'success';
+  }
+  if (status < 300) return 'success';
+  return typeof body?.error_kind === 'string' ? body.error_kind : `http ${status}`;
 }
 
 export interface FuzzOptions {
@@ -611,34 +640,69 @@ async function seedWork(t: TestApp): Promise<void> {
 }
 
 /** Strings the handlers know (tier names, ids and slugs of the demo data), so they get past lookups. */
-async function knownStrings(t: TestApp): Promise<string[]> {
+async function knownStrings(t: TestApp): Promise<Known> {
   const db = t.deps.db;
-  const known = new Set<string>(t.deps.tiers.names());
-  const add = (values: unknown[]) => {
-    for (const value of values) if (typeof value === 'string' && value) known.add(value);
+  const byField: Record<string, string[]> = {};
+  const add = (fields: string[], values: unknown[]) => {
+    for (const field of fields) {
+      const list = byField[field] ?? [];
+      byField[field] = list;
+      for (const value of values)
+        if (typeof value === 'string' && value && !list.includes(value)) list.push(value);
+    }
   };
-  add((await db.selectFrom('events').select('platform_url').execute()).map((row) => row.platform_url));
-  add((await db.selectFrom('resources').select('id').execute()).map((row) => row.id));
-  add((await db.selectFrom('newsletter_issues').select('slug').execute()).map((row) => row.slug));
-  add((await db.selectFrom('newsletter_stories').select('story_id').execute()).map((row) => row.story_id));
-  add((await db.selectFrom('highlights').select('id').execute()).map((row) => row.id));
-  add((await db.selectFrom('feedback').select('ticket_id').execute()).map((row) => row.ticket_id));
-  add((await db.selectFrom('event_requests').select('id').execute()).map((row) => row.id));
-  add((await db.selectFrom('tier_requests').select('id').execute()).map((row) => row.id));
-  add(['approve', 'deny', 'reject', 'pending', 'open', 'resolved', 'tier_requested', 'read:public']);
-  add(['2026-07-16T12:00:00Z', '2030-01-01T10:00:00Z', 'https://lu.ma/open-hack-night']);
+  const column = async <T>(rows: Promise<T[]>, pick: (row: T) => unknown) => (await rows).map(pick);
+  add(['tier'], t.deps.tiers.names());
+  add(['scopes'], ALL_SCOPES);
+  add(
+    ['event_url', 'url', 'luma'],
+    await column(db.selectFrom('events').select('platform_url').execute(), (r) => r.platform_url),
+  );
+  add(['resource_id'], await column(db.selectFrom('resources').select('id').execute(), (r) => r.id));
+  add(['slug'], await column(db.selectFrom('newsletter_issues').select('slug').execute(), (r) => r.slug));
+  add(
+    ['story_id'],
+    await column(db.selectFrom('newsletter_stories').select('story_id').execute(), (r) => r.story_id),
+  );
+  add(['id'], await column(db.selectFrom('highlights').select('id').execute(), (r) => r.id));
+  add(
+    ['ticket_id'],
+    await column(db.selectFrom('feedback').select('ticket_id').execute(), (r) => r.ticket_id),
+  );
+  add(['id'], await column(db.selectFrom('event_requests').select('id').execute(), (r) => r.id));
+  add(['id'], await column(db.selectFrom('tier_requests').select('id').execute(), (r) => r.id));
+  add(['decision'], ['approve', 'deny', 'reject', 'decline']);
+  add(['status'], ['pending', 'open', 'resolved', 'approved', 'denied']);
+  add(['types'], ['tier_requested', 'tier_approved', 'highlight_approved', 'tier_denied']);
+  add(['q'], ['printer', 'hack night', 'resin', 'summer', 'Ada', 'a']);
+  add(['method'], ['GET']);
+  add(
+    ['start', 'start_iso', 'end', 'end_iso'],
+    ['2030-01-01T10:00:00Z', '2030-01-01T12:00:00Z', '2026-07-16T12:00:00Z'],
+  );
   // Paths for batch items: each public read, plain and with odd queries.
   for (const op of OPERATIONS) {
     if (!op.batchable || op.path === undefined) continue;
-    add([
-      op.path,
-      `${op.path}?limit=1e400`,
-      `${op.path}?limit=%00`,
-      `${op.path}?limit=-1&x=%zz`,
-      `${op.path}?url=%F0`,
-    ]);
+    add(
+      ['path'],
+      [
+        op.path,
+        `${op.path}?limit=1e400`,
+        `${op.path}?limit=%00`,
+        `${op.path}?limit=-1&x=%zz`,
+        `${op.path}?url=%F0`,
+      ],
+    );
   }
-  return [...known];
+  const all = [...new Set(Object.values(byField).flat())];
+  const general = fc.constantFrom(...all);
+  const perField = new Map<string, fc.Arbitrary<string>>();
+  for (const [field, values] of Object.entries(byField).filter(([, values]) => values.length > 0))
+    perField.set(
+      field,
+      fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...values) }, { weight: 1, arbitrary: general }),
+    );
+  return (field) => (field !== undefined && perField.get(field)) || general;
 }
 
 /** Starts an app on the engine and feeds it generated calls; resolves with what it tried and what failed. */
@@ -657,7 +721,7 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       done();
     },
   });
-  const t = await startTestApp({ engine, logStream, limits: UNLIMITED, config: { seedDemo: true } });
+  const t = await startTestApp({ engine, logStream, limits: UNLIMITED });
   const started = Date.now();
   const report: FuzzReport = {
     engine,
@@ -677,8 +741,10 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       sandbox: await t.token(operator, ALL_SCOPES, { sandbox: true }),
       cookie: `${SESSION_COOKIE}=${await createSession(t.deps.db, t.clock, operator.id)}`,
     };
+    // The demo community (members, events, resources, newsletter, presentations) for lookups to find.
+    await seedDemoCommunity(t.deps);
     await seedWork(t);
-    const known = fc.constantFrom(...(await knownStrings(t)));
+    const known = await knownStrings(t);
     const calls = fc.oneof(...targets().map(({ op, surface }) => callsOf(op, surface, known)));
     const timeout = options.requestTimeoutMs ?? 15_000;
 
@@ -703,7 +769,7 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       } catch (error) {
         return `no answer: ${(error as Error).message}`;
       }
-      const outcome = outcomeOf(response.status, text);
+      const outcome = outcomeOf(call.surface, response.status, text);
       if (outcome === 'success')
         report.succeeded[call.operation] = (report.succeeded[call.operation] ?? 0) + 1;
       report.outcomes[outcome] = (report.outcomes[outcome] ?? 0) + 1;
