@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { toApiError } from '../src/http/errors.ts';
 import { freePort } from './helpers/app.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 
@@ -605,5 +606,49 @@ test('with Redis away the per-minute limits hold in process memory, and move bac
   } finally {
     await absent.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the one error mapping: a database that is away is 503 service_unavailable, anything else stays 500', async () => {
+  // A real refused connection, as the pool reports it.
+  const refused = await new pg.Client({
+    host: '127.0.0.1',
+    port: await freePort(),
+    connectionTimeoutMillis: 2000,
+  })
+    .connect()
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  const away = [
+    refused,
+    Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
+    Object.assign(new Error('connection failure'), { code: '08006' }),
+    Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+    new Error('Connection terminated unexpectedly'),
+    new Error('timeout exceeded when trying to connect'),
+    new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' })]),
+  ];
+  for (const error of away) {
+    const mapped = toApiError(error);
+    assert.equal(mapped.status, 503, String(error));
+    assert.deepEqual(mapped.body('r1'), {
+      error: 'service_unavailable',
+      error_kind: 'unavailable',
+      message: 'The service cannot reach its database right now; retry shortly.',
+      retry_after_seconds: 2,
+      request_id: 'r1',
+    });
+    assert.deepEqual(mapped.headers(), { 'retry-after': '2' });
+  }
+  for (const error of [
+    Object.assign(new Error('syntax error at or near "selec"'), { code: '42601' }),
+    Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' }),
+    new TypeError('x is undefined'),
+    'a string',
+  ]) {
+    assert.equal(toApiError(error).status, 500, String(error));
   }
 });
