@@ -96,6 +96,11 @@ export interface Config {
   limits: Limits;
   /** Largest request body accepted by operations that declare no cap of their own. */
   defaultBodyLimit: number;
+  /**
+   * CHECK_OUTPUT_SCHEMAS: check every answer against its operation's output schema (a mismatch is a
+   * 500). On in the test suites; it costs a validation per call, so it is off by default.
+   */
+  checkOutputSchemas: boolean;
   /** Anyone may sign in by email and becomes a `public` member; off: only invited emails (OPEN_SIGNUP). */
   openSignup: boolean;
   /** nodemailer transport URL for sign-in mail (SMTP_URL); absent: the dev outbox page and the log. */
@@ -290,6 +295,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tiersFile: env.TIERS_FILE || undefined,
     limits,
     defaultBodyLimit: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024),
+    checkOutputSchemas: flag(env, 'CHECK_OUTPUT_SCHEMAS', false),
     openSignup: flag(env, 'OPEN_SIGNUP', true),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || 'agent-commons <no-reply@localhost>',

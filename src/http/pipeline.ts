@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.ts';
 import { recordActivity } from '../domain/activity/activity.ts';
 import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
+import { assertOutputMatches } from '../operations/output-check.ts';
 import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
 import { authenticate, NO_CREDENTIAL, presentsCredential, refuseCrossSiteSession } from './authenticate.ts';
 import { SHORT_WINDOW_SECONDS } from './counter-stores.ts';
@@ -285,6 +286,7 @@ async function runSteps(
       if (keyHash) await releaseIdempotencyKey(deps.db, keyHash).catch(() => {});
       throw error;
     }
+    if (deps.config.checkOutputSchemas) assertOutputMatches(op, result.body);
     const status = result.status ?? op.successStatus;
     // One RateLimit list naming the policies charged up front and the quotas the handler counted.
     // Most reads count no quota of their own and set no header: the charged headers stand as they are.

@@ -92,6 +92,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     databaseUrl: database.url,
     publicUrl: `http://127.0.0.1:${port}`,
     seedDemo: false,
+    // Every answer the suites produce is checked against its operation's output schema.
+    checkOutputSchemas: true,
     limits: { ...base.limits, ...options.limits },
     ...options.config,
   };

@@ -29,7 +29,7 @@ export function childEnv(databaseUrl: string, extra: Record<string, string> = {}
   for (const key of Object.keys(env)) {
     if (INHERITED_SETTINGS.includes(key) || key.startsWith('LIMIT_')) delete env[key];
   }
-  return { ...env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...extra };
+  return { ...env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', CHECK_OUTPUT_SCHEMAS: 'true', ...extra };
 }
 
 export interface CliResult {

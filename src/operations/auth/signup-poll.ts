@@ -10,7 +10,23 @@ const Input = strictObject({
   ),
 });
 
-const Output = Type.Object(
+/** What a poll without device_code answers: how the flow goes. */
+const FlowDescription = Type.Object(
+  {
+    flow: Type.String(),
+    start: Type.Object({ method: Type.String(), url: Type.String(), body: Type.Object({}) }),
+    poll: Type.Object({
+      method: Type.String(),
+      url: Type.String(),
+      interval_seconds: Type.Integer(),
+      expires_in_seconds: Type.Integer(),
+    }),
+    deviations: Type.Array(Type.String()),
+  },
+  { description: 'Without device_code: how the flow goes.' },
+);
+
+const PollStatus = Type.Object(
   {
     status: Type.Union([Type.Literal('pending'), Type.Literal('completed'), Type.Literal('cancelled')]),
     interval: Type.Optional(Type.Integer()),
@@ -28,6 +44,8 @@ const Output = Type.Object(
   },
   { additionalProperties: true },
 );
+
+const Output = Type.Union([PollStatus, FlowDescription]);
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
