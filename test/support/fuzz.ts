@@ -17,7 +17,7 @@ import { story } from './highlight-story.ts';
 // answer slower than the request timeout, no log line at error level.
 
 export type Surface = 'rest' | 'mcp' | 'a2a';
-type Credential = 'none' | 'bearer' | 'session' | 'sandbox' | 'unknown-bearer';
+type Credential = 'none' | 'bearer' | 'session' | 'member-session' | 'sandbox' | 'unknown-bearer';
 
 /** JSON text written as it is where a value goes: what JSON.stringify cannot write (1e400, 2^70, deep nesting). */
 export class RawJson {
@@ -301,12 +301,15 @@ function validFromSchema(
       if (schema.maximum === undefined)
         beyond.push(2 ** 53, 2 ** 63, 1e20, 1e308, new RawJson('1e400'), new RawJson('99999999999999999999'));
       if (schema.minimum === undefined) beyond.push(-(2 ** 53), -(2 ** 63), -1e308, new RawJson('-1e400'));
+      // Small values near the minimum too: ids such as a presentation number are small.
+      const near = fc.integer({ min: Math.max(min, 0), max: Math.min(max, Math.max(min, 0) + 5) });
+      const inside = fc.oneof(
+        { weight: 3, arbitrary: fc.integer({ min, max }) },
+        { weight: 2, arbitrary: near },
+      );
       return beyond.length
-        ? fc.oneof(
-            { weight: 4, arbitrary: fc.integer({ min, max }) },
-            { weight: 1, arbitrary: fc.constantFrom(...beyond) },
-          )
-        : fc.integer({ min, max });
+        ? fc.oneof({ weight: 4, arbitrary: inside }, { weight: 1, arbitrary: fc.constantFrom(...beyond) })
+        : inside;
     }
     case 'number':
       return fc.double({
@@ -444,6 +447,8 @@ interface Secrets {
   bearer: string;
   sandbox: string;
   cookie: string;
+  /** A member on the lowest tiers, who may still ask for a higher one. */
+  memberCookie: string;
 }
 
 function credentialHeaders(credential: Credential, secrets: Secrets): Record<string, string> {
@@ -456,6 +461,8 @@ function credentialHeaders(credential: Credential, secrets: Secrets): Record<str
       return { authorization: `Bearer agt_${'A'.repeat(43)}` };
     case 'session':
       return { cookie: secrets.cookie };
+    case 'member-session':
+      return { cookie: secrets.memberCookie };
     default:
       return {};
   }
@@ -464,6 +471,7 @@ function credentialHeaders(credential: Credential, secrets: Secrets): Record<str
 const credentialArbitrary: fc.Arbitrary<Credential> = fc.oneof(
   { weight: 9, arbitrary: fc.constant<Credential>('bearer') },
   { weight: 2, arbitrary: fc.constant<Credential>('session') },
+  { weight: 1, arbitrary: fc.constant<Credential>('member-session') },
   { weight: 2, arbitrary: fc.constant<Credential>('none') },
   { weight: 1, arbitrary: fc.constant<Credential>('sandbox') },
   { weight: 1, arbitrary: fc.constant<Credential>('unknown-bearer') },
@@ -740,6 +748,7 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       bearer: await t.token(operator, ALL_SCOPES),
       sandbox: await t.token(operator, ALL_SCOPES, { sandbox: true }),
       cookie: `${SESSION_COOKIE}=${await createSession(t.deps.db, t.clock, operator.id)}`,
+      memberCookie: `${SESSION_COOKIE}=${await createSession(t.deps.db, t.clock, (await t.member('member', 'Fuzz Newcomer')).id)}`,
     };
     // The demo community (members, events, resources, newsletter, presentations) for lookups to find.
     await seedDemoCommunity(t.deps);
