@@ -25,7 +25,7 @@ for (const engine of engines) {
   describe(`fuzz: generated bad input on every surface (${engine.name})`, { skip: engine.skip }, () => {
     test(`up to ${RUNS} calls or ${SECONDS} s, seed ${seed}`, {
       timeout: (SECONDS + 90) * 1000,
-    }, async () => {
+    }, async (t) => {
       const report = await fuzzEngine(engine.name, {
         runs: RUNS,
         seed,
@@ -33,6 +33,8 @@ for (const engine of engines) {
         timeLimitMs: SECONDS * 1000,
         mode: 'assert',
       });
+      const { setup, calls, close } = report.phases;
+      t.diagnostic(`${report.tried} calls; setup ${setup} s, calls ${calls} s, close ${close} s`);
       assert.equal(report.failed, 0);
       // The pass must have reached the handlers, not only the gates in front of them.
       assert.ok(report.tried >= Math.min(RUNS, 200), `only ${report.tried} calls in ${report.seconds} s`);
