@@ -57,7 +57,16 @@ await detect('Redis', 'TEST_REDIS_URL', DEFAULT_REDIS, 6379, 'REQUIRE_REDIS');
 const files = process.argv.slice(2).length ? process.argv.slice(2) : testFiles('test');
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--import', './test/support/no-network.ts', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--import',
+    './test/support/no-network.ts',
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=spec',
+    ...files,
+  ],
   { stdio: 'inherit', env },
 );
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

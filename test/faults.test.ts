@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { toApiError } from '../src/http/errors.ts';
+import { toApiError } from '../src/core/errors.ts';
 import { freePort } from './helpers/app.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 

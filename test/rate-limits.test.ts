@@ -4,13 +4,13 @@ import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { parseList, serializeList } from 'structured-headers';
 import { MS } from '../src/clock.ts';
+import { outcomeFor, type RatePolicy, rateLimitHeaders } from '../src/core/rate-limit.ts';
 import {
   DatabaseWindowCounters,
   MemoryWindowCounters,
   RedisWindowCounters,
   type WindowCounterStore,
 } from '../src/http/counter-stores.ts';
-import { outcomeFor, type RatePolicy, rateLimitHeaders } from '../src/http/rate-limit.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
 import { startTestApp } from './helpers/app.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock, MS } from '../src/clock.ts';
+import { counters } from '../src/core/rate-limit.ts';
 import { createSession, revokeSession, verifySession } from '../src/domain/auth/sessions.ts';
 import { DEFAULT_TIERS, TierLadder } from '../src/domain/auth/tiers.ts';
 import {
@@ -22,7 +23,6 @@ import {
   completeIdempotencyKey,
   releaseIdempotencyKey,
 } from '../src/http/idempotency.ts';
-import { counters } from '../src/http/rate-limit.ts';
 import { sha256 } from '../src/secrets.ts';
 import { type Database, openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';

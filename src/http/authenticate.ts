@@ -1,9 +1,9 @@
+import { ApiError, errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
 import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
 import { verifySession } from '../domain/auth/sessions.ts';
 import { isTouchDue, touchToken, verifyToken } from '../domain/auth/tokens.ts';
 import type { CallRequest, Operation } from '../operations/types.ts';
-import { ApiError, errors } from './errors.ts';
 import { crossSiteReason, isSafeMethod } from './same-origin.ts';
 
 export type Authentication = {

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
+import { counters } from '../core/rate-limit.ts';
 import type { Db } from '../storage/schema.ts';
-import { counters } from './rate-limit.ts';
 
 /** Where the counters of short windows (a minute or less) live. Longer windows always use the database. */
 export interface WindowCounterStore {

@@ -1,7 +1,7 @@
 import { MS } from '../clock.ts';
+import { ApiError } from '../core/errors.ts';
 import { sha256 } from '../secrets.ts';
 import type { Executor } from '../storage/schema.ts';
-import { ApiError } from './errors.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * MS.hour;
 /** A claim still in flight after this long belongs to a request that died; a retry may take it over. */

@@ -1,17 +1,4 @@
-import type { Deps } from '../deps.ts';
-import { recordActivity } from '../domain/activity/activity.ts';
-import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
-import { assertOutputMatches } from '../operations/output-check.ts';
-import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
-import { authenticate, NO_CREDENTIAL, presentsCredential, refuseCrossSiteSession } from './authenticate.ts';
-import { SHORT_WINDOW_SECONDS } from './counter-stores.ts';
-import { ApiError, errors, isDependencyUnavailable, toApiError } from './errors.ts';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  parseIdempotencyKey,
-  releaseIdempotencyKey,
-} from './idempotency.ts';
+import { ApiError, isDependencyUnavailable, toApiError } from '../core/errors.ts';
 import {
   counterKey,
   counters,
@@ -21,7 +8,21 @@ import {
   rateInfo,
   rateLimitHeaders,
   windowBounds,
-} from './rate-limit.ts';
+} from '../core/rate-limit.ts';
+import type { Deps } from '../deps.ts';
+import { recordActivity } from '../domain/activity/activity.ts';
+import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
+import { refusalError, refusalOf } from '../operations/can-call.ts';
+import { assertOutputMatches } from '../operations/output-check.ts';
+import type { CallRequest, Operation, OperationContext } from '../operations/types.ts';
+import { authenticate, NO_CREDENTIAL, presentsCredential, refuseCrossSiteSession } from './authenticate.ts';
+import { SHORT_WINDOW_SECONDS } from './counter-stores.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  parseIdempotencyKey,
+  releaseIdempotencyKey,
+} from './idempotency.ts';
 import { validateInput } from './validate.ts';
 
 export interface CallResult {
@@ -123,37 +124,9 @@ export function rateLimitedError(outcome: PolicyOutcome, message?: string): ApiE
 }
 
 function authorize(deps: Deps, op: Operation, principal: Principal): void {
-  const tier = principal.kind === 'anonymous' ? undefined : principal.member.tier;
-  if (op.credential === 'session' && principal.kind !== 'session') {
-    throw new ApiError(401, 'session_required', 'unauthorized', {
-      authGate: true,
-      message: 'This operation needs a signed-in browser session; agent tokens are not accepted here.',
-    });
-  }
-  if (
-    (op.credential === 'bearer' || op.credential === 'bearer_or_session') &&
-    principal.kind === 'anonymous'
-  ) {
-    throw errors.unauthorized('missing_token', 'Send an agent token as "Authorization: Bearer agt_…".');
-  }
-  if (op.credential === 'bearer' && principal.kind === 'session') {
-    throw errors.unauthorized('missing_token', 'This operation takes an agent token, not a browser session.');
-  }
-  if (!op.scope || principal.kind === 'anonymous' || op.credential === 'optional_bearer') return;
-  if (principal.kind === 'bearer' && !principal.token.scopes.includes(op.scope)) {
-    throw new ApiError(403, 'insufficient_scope', 'insufficient_scope', {
-      authGate: true,
-      message: `This token lacks the scope ${op.scope}. Scopes are fixed at mint: register a new token that includes it.`,
-      extra: { tier, required_scope: op.scope },
-    });
-  }
-  if (!deps.tiers.grants(principal.member.tier, op.scope)) {
-    throw new ApiError(403, 'tier_insufficient', 'tier', {
-      authGate: true,
-      message: `Scope ${op.scope} needs tier ${deps.tiers.tierFor(op.scope) ?? 'unknown'}; the member is on tier ${tier}.`,
-      extra: { tier, required_scope: op.scope, required_tier: deps.tiers.tierFor(op.scope) },
-    });
-  }
+  const refusal = refusalOf(op, principal, deps.tiers);
+  // A sandbox refusal is answered after validation, by the sandbox step.
+  if (refusal && refusal.kind !== 'sandbox') throw refusalError(refusal, principal, deps.tiers);
 }
 
 function sandboxReceipt(op: Operation, input: unknown) {

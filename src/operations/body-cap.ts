@@ -1,5 +1,5 @@
+import { ApiError } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError } from '../http/errors.ts';
 import { nestedDeeperThan } from '../http/validate.ts';
 import type { Operation } from './types.ts';
 

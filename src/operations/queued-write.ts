@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
+import { rateInfo } from '../core/rate-limit.ts';
 import type { Principal } from '../domain/auth/principal.ts';
 import { viaOf } from '../domain/auth/principal.ts';
 import type { QueuedWrite } from '../domain/events/rsvps.ts';
-import { rateInfo } from '../http/rate-limit.ts';
 import { RateInfoSchema, Via } from './schemas.ts';
 import type { OperationResult } from './types.ts';
 

@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { ERROR_KINDS } from '../http/errors.ts';
+import { ERROR_KINDS } from '../core/errors.ts';
 
 export const RateInfoSchema = Type.Object(
   { current: Type.Integer(), remaining: Type.Integer(), limit: Type.Integer() },

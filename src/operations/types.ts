@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
+import type { ApiError } from '../core/errors.ts';
+import type { PolicyOutcome, RatePolicy } from '../core/rate-limit.ts';
 import type { Deps } from '../deps.ts';
 import type { Principal } from '../domain/auth/principal.ts';
 import type { Scope } from '../domain/auth/scopes.ts';
-import type { ApiError } from '../http/errors.ts';
-import type { PolicyOutcome, RatePolicy } from '../http/rate-limit.ts';
 
 /**
  * Who may call an operation.

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
+import { API_VERSION } from '../operations/can-call.ts';
 import { toJsonSchema } from '../operations/schemas.ts';
 import type { Operation } from '../operations/types.ts';
-import { API_VERSION } from './openapi.ts';
 
 /**
  * The A2A protocol revision the card declares. 0.3 is the revision whose JSON-RPC binding has

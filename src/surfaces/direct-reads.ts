@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
+import { errors, toApiError } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
 import { acceptRequestId, queryInput } from '../http/client.ts';
-import { errors, toApiError } from '../http/errors.ts';
 import { type CallResult, logUnavailable, renderError, runOperation } from '../http/pipeline.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 import { callRequestFrom, deprecationHeaders, header, JSON_TYPE, restAnswer } from './rest.ts';

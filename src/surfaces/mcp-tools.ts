@@ -1,5 +1,3 @@
-import type { Principal } from '../domain/auth/principal.ts';
-import type { TierLadder } from '../domain/auth/tiers.ts';
 import type { CallResult } from '../http/pipeline.ts';
 import { toJsonSchema } from '../operations/schemas.ts';
 import type { Operation } from '../operations/types.ts';
@@ -19,22 +17,6 @@ export function describeTool(op: ToolOperation): ToolDescription {
     description: op.description ? `${op.summary}. ${op.description}` : `${op.summary}.`,
     inputSchema: { ...toJsonSchema(op.input), type: 'object' },
   };
-}
-
-/**
- * Why this bearer cannot call the operation, as the pipeline's error_kind would say it, or undefined
- * when it can. It describes the pipeline's authorize step for the catalog; the pipeline still decides.
- */
-export function refusalFor(op: Operation, principal: Principal, tiers: TierLadder): string | undefined {
-  if (principal.kind !== 'bearer') {
-    return op.credential === 'public' || op.credential === 'optional_bearer' ? undefined : 'unauthorized';
-  }
-  if (op.credential === 'session') return 'unauthorized';
-  const scopeMatters = op.scope !== undefined && op.credential !== 'optional_bearer';
-  if (scopeMatters && !principal.token.scopes.includes(op.scope!)) return 'insufficient_scope';
-  if (scopeMatters && !tiers.grants(principal.member.tier, op.scope!)) return 'tier';
-  if (principal.token.sandbox && op.sandbox === 'denied') return 'sandbox';
-  return undefined;
 }
 
 /** The tools of the MCP surface: every registry operation with an `mcpTool`, with or without a REST path. */

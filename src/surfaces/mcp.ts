@@ -12,10 +12,10 @@ import type { Deps } from '../deps.ts';
 import { rateKeyForIp } from '../http/client.ts';
 import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
 import { argumentsOverCap, bodyCapOf } from '../operations/body-cap.ts';
+import { API_VERSION } from '../operations/can-call.ts';
 import type { Operation } from '../operations/types.ts';
 import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport, type HttpAnswer } from './mcp-transport.ts';
-import { API_VERSION } from './openapi.ts';
 import { callRequestFrom } from './rest.ts';
 
 const MCP_PATH = '/api/mcp';

@@ -2,10 +2,9 @@ import type { TSchema } from '@sinclair/typebox';
 import type { Deps } from '../deps.ts';
 import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
+import { API_VERSION } from '../operations/can-call.ts';
 import { ErrorSchema, RateInfoSchema, toJsonSchema } from '../operations/schemas.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
-
-export const API_VERSION = '2026-07-16';
 
 /** The shared components: a schema with one of these $ids is referenced, not repeated. */
 const componentRef = (id: string) =>

@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, errors, isDependencyUnavailable } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
-import { ApiError, errors, isDependencyUnavailable } from '../http/errors.ts';
 import {
   type CallResult,
   chargeAnonymous,

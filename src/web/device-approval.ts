@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { counterKey, type RatePolicy, windowBounds } from '../core/rate-limit.ts';
 import type { Deps } from '../deps.ts';
 import { approveGrant, bindGrantToSession, denyGrant } from '../domain/auth/device-grants.ts';
 import { rateKeyForIp } from '../http/client.ts';
-import { counterKey, type RatePolicy, windowBounds } from '../http/rate-limit.ts';
 import type { DeviceGrantsTable } from '../storage/schema.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
 import { getProfile, PROFILE_LIMITS, saveProfile } from '../domain/members/directory.ts';
 import {
@@ -7,7 +8,6 @@ import {
   TIER_NOTE_MAX,
   tierStatus,
 } from '../domain/members/tier-requests.ts';
-import { ApiError } from '../http/errors.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';

@@ -1,6 +1,6 @@
+import { takeQuota } from '../../core/quota.ts';
+import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
 import type { Deps } from '../../deps.ts';
-import { takeQuota } from '../../http/quota.ts';
-import type { PolicyOutcome, RatePolicy } from '../../http/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { EventRequestsTable } from '../../storage/schema.ts';

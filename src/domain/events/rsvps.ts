@@ -1,7 +1,7 @@
 import { MS } from '../../clock.ts';
+import { peekQuota, takeQuota } from '../../core/quota.ts';
+import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
 import type { Deps } from '../../deps.ts';
-import { peekQuota, takeQuota } from '../../http/quota.ts';
-import type { PolicyOutcome, RatePolicy } from '../../http/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
 
 /** A second RSVP of the same member to the same event within this window is recognised as a duplicate. */

@@ -1,8 +1,8 @@
 import { MS } from '../../clock.ts';
+import { ApiError } from '../../core/errors.ts';
+import { peekQuota, takeQuota } from '../../core/quota.ts';
+import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
 import type { Deps } from '../../deps.ts';
-import { ApiError } from '../../http/errors.ts';
-import { peekQuota, takeQuota } from '../../http/quota.ts';
-import type { PolicyOutcome, RatePolicy } from '../../http/rate-limit.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { HighlightsTable } from '../../storage/schema.ts';

@@ -1,5 +1,5 @@
+import { ApiError } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { ApiError } from '../../http/errors.ts';
 import type { Executor, VcsLinksTable } from '../../storage/schema.ts';
 import { inTransaction } from '../../storage/transactions.ts';
 import type { HostAccount } from './code-host.ts';

@@ -1,5 +1,5 @@
+import { ApiError } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { ApiError } from '../../http/errors.ts';
 import { randomId } from '../../secrets.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { TierRequestsTable } from '../../storage/schema.ts';

@@ -1,5 +1,5 @@
 import type { ResearchConfig } from '../../config.ts';
-import { ApiError } from '../../http/errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { type OutboundError, outboundFetch } from '../../outbound.ts';
 
 /** Tokens a provider call spent, as the provider reports them. */

@@ -1,8 +1,8 @@
 import { MS } from '../../clock.ts';
+import { ApiError, errors } from '../../core/errors.ts';
+import { peekQuota, takeQuota } from '../../core/quota.ts';
+import type { RatePolicy } from '../../core/rate-limit.ts';
 import type { Deps } from '../../deps.ts';
-import { ApiError, errors } from '../../http/errors.ts';
-import { peekQuota, takeQuota } from '../../http/quota.ts';
-import type { RatePolicy } from '../../http/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
 import type { QueuedWrite } from '../events/rsvps.ts';
 

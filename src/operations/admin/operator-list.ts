@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { Scope } from '../../domain/auth/scopes.ts';
-import { errors } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../../storage/paging.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
+import { ApiError, errors } from '../../core/errors.ts';
+import { peekQuota, takeQuota } from '../../core/quota.ts';
+import { type PolicyOutcome, type RatePolicy, rateInfo } from '../../core/rate-limit.ts';
 import type { Deps } from '../../deps.ts';
 import { auditedAction } from '../../domain/members/operator-audit.ts';
-import { ApiError, errors } from '../../http/errors.ts';
-import { peekQuota, takeQuota } from '../../http/quota.ts';
-import { type PolicyOutcome, type RatePolicy, rateInfo } from '../../http/rate-limit.ts';
 import type { Db } from '../../storage/schema.ts';
 import { RateInfoSchema } from '../schemas.ts';
 import type { OperationContext } from '../types.ts';

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { refusalFor } from '../../surfaces/mcp-tools.ts';
-import { API_VERSION } from '../../surfaces/openapi.ts';
+import { API_VERSION, errorKindOf, refusalOf } from '../can-call.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 
@@ -43,7 +42,8 @@ export const agentCapabilities = defineOperation<Record<string, never>, typeof C
     if (!request.operations) throw new Error('the surface did not pass its operation list');
     const catalog = request.operations.flatMap((op) => {
       if (!op.mcpTool) return [];
-      const refused = refusalFor(op, principal, deps.tiers);
+      const refusal = refusalOf(op, principal, deps.tiers);
+      const refused = refusal && errorKindOf(refusal);
       return [
         {
           name: op.mcpTool,

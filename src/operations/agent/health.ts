@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { API_VERSION } from '../../surfaces/openapi.ts';
+import { API_VERSION } from '../can-call.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

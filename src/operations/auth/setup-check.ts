@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import type { ApiError } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../domain/auth/principal.ts';
-import type { ApiError } from '../../http/errors.ts';
 import { defineOperation, type OperationResult } from '../types.ts';
 
 /** MCP clients expand ${VAR} in their config, so the token stays in the environment, not the file. */

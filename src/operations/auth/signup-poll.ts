@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { ApiError, errors } from '../../core/errors.ts';
 import { GRANT_LIFETIME_S, POLL_INTERVAL_S, pollGrant } from '../../domain/auth/device-grants.ts';
-import { ApiError, errors } from '../../http/errors.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { errors } from '../../core/errors.ts';
 import { revokeToken as revoke } from '../../domain/auth/tokens.ts';
-import { errors } from '../../http/errors.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { errors } from '../../core/errors.ts';
 import { getIssue, listIssues, recentIssues, searchStories } from '../../domain/content/newsletter.ts';
-import { errors } from '../../http/errors.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { BAD_INPUT, limitField, PUBLIC_CONTENT_TOOL } from './public-tool.ts';

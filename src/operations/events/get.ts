@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { ApiError, errors } from '../../core/errors.ts';
 import { lookupEvent, resolveEventUrl } from '../../domain/events/events.ts';
-import { ApiError, errors } from '../../http/errors.ts';
 import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { ApiError } from '../../core/errors.ts';
 import { viaOf } from '../../domain/auth/principal.ts';
 import { eventRequestQuota, proposeEvent } from '../../domain/events/proposals.ts';
-import { ApiError } from '../../http/errors.ts';
 import { strictObject, Via } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { ApiError, errors } from '../../core/errors.ts';
 import { findEventByUrl, resolveEventUrl } from '../../domain/events/events.ts';
 import { queueRsvp, rsvpQuota } from '../../domain/events/rsvps.ts';
-import { ApiError, errors } from '../../http/errors.ts';
 import { QueuedWriteSchema, queuedWriteResult } from '../queued-write.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';

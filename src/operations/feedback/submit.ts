@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { iso } from '../../clock.ts';
+import { ApiError, errors } from '../../core/errors.ts';
 import { FEEDBACK_CATEGORIES, type FeedbackCategory, fileFeedback } from '../../domain/feedback/feedback.ts';
 import { sanitizeText } from '../../domain/feedback/sanitize.ts';
-import { ApiError, errors } from '../../http/errors.ts';
 import { defineOperation } from '../types.ts';
 
 const Category = Type.Union(FEEDBACK_CATEGORIES.map((c) => Type.Literal(c)));

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { errors } from '../../core/errors.ts';
 import { countPending, highlightStatus as statusOf } from '../../domain/highlights/highlights.ts';
-import { errors } from '../../http/errors.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { iso } from '../../clock.ts';
+import { ApiError } from '../../core/errors.ts';
+import { rateInfo } from '../../core/rate-limit.ts';
 import { highlightQuota, submitHighlight as submit } from '../../domain/highlights/highlights.ts';
-import { ApiError } from '../../http/errors.ts';
-import { rateInfo } from '../../http/rate-limit.ts';
 import { validateInput } from '../../http/validate.ts';
 import { RateInfoSchema } from '../schemas.ts';
 import { defineOperation } from '../types.ts';

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
+import type { RatePolicy } from '../../core/rate-limit.ts';
 import type { Deps } from '../../deps.ts';
 import { viaOf } from '../../domain/auth/principal.ts';
 import { setOptIn } from '../../domain/leaderboard/links.ts';
-import type { RatePolicy } from '../../http/rate-limit.ts';
 import { actingMemberId } from '../acting-member.ts';
 import { strictObject, Via } from '../schemas.ts';
 import { defineOperation } from '../types.ts';

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { MODEL_CLASSES, type ModelClass } from '../../config.ts';
+import { errors } from '../../core/errors.ts';
+import type { RatePolicy } from '../../core/rate-limit.ts';
 import type { Deps } from '../../deps.ts';
 import { SOURCES, type Source } from '../../domain/research/document.ts';
 import { retrieve } from '../../domain/research/search.ts';
 import { synthesize } from '../../domain/research/synthesis.ts';
-import { errors } from '../../http/errors.ts';
-import type { RatePolicy } from '../../http/rate-limit.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

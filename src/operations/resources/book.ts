@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
+import { ApiError } from '../../core/errors.ts';
 import {
   bookingQuota,
   checkBookingWindow,
   PURPOSE_MAX,
   queueBooking,
 } from '../../domain/resources/bookings.ts';
-import { ApiError } from '../../http/errors.ts';
 import { QueuedWriteSchema, queuedWriteResult } from '../queued-write.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';

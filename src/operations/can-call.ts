@@ -1,0 +1,80 @@
+import { ApiError, errors } from '../core/errors.ts';
+import type { Principal } from '../domain/auth/principal.ts';
+import type { Scope } from '../domain/auth/scopes.ts';
+import type { TierLadder } from '../domain/auth/tiers.ts';
+import type { Operation } from './types.ts';
+
+/** The version of the API every surface and discovery document names (OpenAPI `info.version`). */
+export const API_VERSION = '2026-07-16';
+
+/** Why a caller may not call an operation, decided in one place for the pipeline and the catalogs. */
+export type Refusal =
+  | { kind: 'session_required' }
+  | { kind: 'missing_token'; presented: 'nothing' | 'session' }
+  | { kind: 'insufficient_scope'; scope: Scope }
+  | { kind: 'tier'; scope: Scope }
+  | { kind: 'sandbox' };
+
+/**
+ * Whether `principal` may call `op`: undefined when it may, otherwise why not. The pipeline turns
+ * the refusal into its answer (authorize step; the sandbox refusal comes after validation); the
+ * capability list and tool catalog describe it with the same `error_kind` the call would get.
+ */
+export function refusalOf(op: Operation, principal: Principal, tiers: TierLadder): Refusal | undefined {
+  if (op.credential === 'session' && principal.kind !== 'session') return { kind: 'session_required' };
+  if ((op.credential === 'bearer' || op.credential === 'bearer_or_session') && principal.kind === 'anonymous')
+    return { kind: 'missing_token', presented: 'nothing' };
+  if (op.credential === 'bearer' && principal.kind === 'session')
+    return { kind: 'missing_token', presented: 'session' };
+  if (op.scope && principal.kind !== 'anonymous' && op.credential !== 'optional_bearer') {
+    if (principal.kind === 'bearer' && !principal.token.scopes.includes(op.scope))
+      return { kind: 'insufficient_scope', scope: op.scope };
+    if (!tiers.grants(principal.member.tier, op.scope)) return { kind: 'tier', scope: op.scope };
+  }
+  if (principal.kind === 'bearer' && principal.token.sandbox && op.sandbox === 'denied')
+    return { kind: 'sandbox' };
+  return undefined;
+}
+
+/** The error_kind a call refused this way answers with. */
+export function errorKindOf(refusal: Refusal): 'unauthorized' | 'insufficient_scope' | 'tier' | 'sandbox' {
+  switch (refusal.kind) {
+    case 'session_required':
+    case 'missing_token':
+      return 'unauthorized';
+    default:
+      return refusal.kind;
+  }
+}
+
+/** The answer a refused call gets (the sandbox refusal is answered by the pipeline's sandbox step). */
+export function refusalError(
+  refusal: Exclude<Refusal, { kind: 'sandbox' }>,
+  principal: Principal,
+  tiers: TierLadder,
+): ApiError {
+  const tier = principal.kind === 'anonymous' ? undefined : principal.member.tier;
+  switch (refusal.kind) {
+    case 'session_required':
+      return new ApiError(401, 'session_required', 'unauthorized', {
+        authGate: true,
+        message: 'This operation needs a signed-in browser session; agent tokens are not accepted here.',
+      });
+    case 'missing_token':
+      return refusal.presented === 'nothing'
+        ? errors.unauthorized('missing_token', 'Send an agent token as "Authorization: Bearer agt_…".')
+        : errors.unauthorized('missing_token', 'This operation takes an agent token, not a browser session.');
+    case 'insufficient_scope':
+      return new ApiError(403, 'insufficient_scope', 'insufficient_scope', {
+        authGate: true,
+        message: `This token lacks the scope ${refusal.scope}. Scopes are fixed at mint: register a new token that includes it.`,
+        extra: { tier, required_scope: refusal.scope },
+      });
+    case 'tier':
+      return new ApiError(403, 'tier_insufficient', 'tier', {
+        authGate: true,
+        message: `Scope ${refusal.scope} needs tier ${tiers.tierFor(refusal.scope) ?? 'unknown'}; the member is on tier ${tier}.`,
+        extra: { tier, required_scope: refusal.scope, required_tier: tiers.tierFor(refusal.scope) },
+      });
+  }
+}
