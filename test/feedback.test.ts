@@ -262,18 +262,17 @@ for (const engine of engines) {
       const message =
         '\u001b[31mRed alert:\u001b[0m the \ufb01le list\u0007 at step \u2460 shows \uff21\uff22\uff23 ' +
         'with zero\u200bwidth\u200d joins, a \u202eversed\u202c word, \u2066isolated\u2069 text, ' +
-        '\u001b]0;window title\u0007an OSC title and a\u0001 SOH\u0085\u009b.\nSecond line\tkept.\ufeff';
+        '\u001b]0;window title\u0007an OSC title and a\u0000 NUL\u0085\u009b.\nSecond line\tkept.\ufeff';
       const response = await submit({
         message,
         got: '\u001b[1mbold\u001b[22m \u200bhidden',
-        // (A NUL is refused at validation, on every operation: test/input-bounds.test.ts.)
-        contact: '\u0001\u200b',
+        contact: '\u0000\u200b',
       });
       const row = await filed(response);
       assert.equal(
         row.message,
         'Red alert: the file list at step 1 shows ABC with zerowidth joins, a versed word, isolated text, ' +
-          'an OSC title and a SOH.\nSecond line\tkept.',
+          'an OSC title and a NUL.\nSecond line\tkept.',
       );
       assert.equal(row.got, 'bold hidden');
       assert.equal(row.contact, null, 'a field with nothing visible left is stored empty');

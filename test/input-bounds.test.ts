@@ -70,11 +70,26 @@ for (const engine of engines) {
     });
 
     test('REST: a NUL character in the middle of a body string', async () => {
+      const response = await t.call('POST', '/api/agent/signup/start', {
+        body: { scopes: ['read:public'], client_name: 'my\u0000agent' },
+      });
+      assertValidation(response, 'client_name');
+      const grants = await t.deps.db.selectFrom('device_grants').select('id').execute();
+      assert.equal(grants.length, 0, 'nothing was stored');
+    });
+
+    test('REST: feedback strips a NUL like every C0 control (reference §2), stores the rest', async () => {
       const response = await t.call('POST', '/api/agent/feedback', {
         token,
         body: { message: 'A report long enough to pass the length rule \u0000 with a NUL inside it.' },
       });
-      assertValidation(response, 'message');
+      assert.equal(response.status, 201, response.text);
+      const row = await t.deps.db
+        .selectFrom('feedback')
+        .select('message')
+        .where('ticket_id', '=', response.body.ticket_id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.message, 'A report long enough to pass the length rule  with a NUL inside it.');
     });
 
     test('REST: integers past the safe range, in a query', async () => {

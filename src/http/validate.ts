@@ -138,11 +138,37 @@ function describe(error: ErrorObject): { field: string; message: string } {
   return { field, message: `${field} ${error.message ?? 'is invalid'}` };
 }
 
-/** Checks input against the operation's schema; throws a 400 naming the first bad field. */
-export function validateInput<T>(schema: TSchema, input: unknown, fromQuery: boolean): T {
+/** Removes NUL characters from every string in a parsed value, in place (walked without recursion). */
+function stripNulCharacters(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '');
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (current === null || typeof current !== 'object') continue;
+    const record = current as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const item = record[key];
+      if (typeof item === 'string') record[key] = item.replaceAll('\u0000', '');
+      else if (item !== null && typeof item === 'object') pending.push(item);
+    }
+  }
+  return value;
+}
+
+/**
+ * Checks input against the operation's schema; throws a 400 naming the first bad field.
+ * `stripNul`: the operation sanitizes its text itself, so NUL characters in strings are removed
+ * instead of refused.
+ */
+export function validateInput<T>(
+  schema: TSchema,
+  input: unknown,
+  fromQuery: boolean,
+  options: { stripNul?: boolean } = {},
+): T {
   // An absent body is an empty object: the schema then names each required field that is missing.
   // A JSON null is a body, and not an object: it is refused like any other non-object.
-  const value = input === undefined ? {} : input;
+  const value = input === undefined ? {} : options.stripNul ? stripNulCharacters(input) : input;
   const validate = validatorFor(schema, fromQuery);
   if (!validate(value)) {
     const first = describe(validate.errors![0]);

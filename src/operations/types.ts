@@ -138,6 +138,12 @@ export interface Operation<Input = any, Output = any, C extends CredentialKind =
   rateLimits?: (deps: Deps) => RatePolicy[];
   /** Quotas the handler counts itself, listed so documents can describe them. */
   quotas?: (deps: Deps) => RatePolicy[];
+  /**
+   * The handler strips control characters from its text itself (feedback, as the reference does):
+   * a NUL in a string is removed at validation instead of refused. Property names with a NUL are
+   * still refused, and every other operation refuses a NUL anywhere.
+   */
+  stripsControlCharacters?: true;
   /** Largest accepted body in bytes (413 above it). */
   bodyLimit?: number;
   inputFrom: 'body' | 'query';

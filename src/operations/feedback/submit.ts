@@ -65,6 +65,8 @@ export const submitFeedback = defineOperation<typeof Input.static, typeof Output
   rateLimits: (deps) => [
     { name: 'feedback', limit: deps.config.limits.feedbackPerHour, window: 3600, per: 'ip' },
   ],
+  // Reference §2: stored feedback text is sanitized (C0 controls, NUL included, are stripped).
+  stripsControlCharacters: true,
   bodyLimit: 16 * 1024,
   inputFrom: 'body',
   input: Input,
