@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
-import { freePort } from '../test/helpers/app.ts';
+import { freePort } from '../test/support/app.ts';
 
 export interface Figures {
   name: string;

@@ -22,7 +22,7 @@ function reachable(url: string): Promise<boolean> {
 if (!process.env.TEST_POSTGRES_URL && (await reachable(DEFAULT_POSTGRES)))
   process.env.TEST_POSTGRES_URL = DEFAULT_POSTGRES;
 // Imported after the environment is settled: the helpers read TEST_POSTGRES_URL when loaded.
-const { engines } = await import('../test/helpers/databases.ts');
+const { engines } = await import('../test/support/databases.ts');
 const { fuzzEngine } = await import('../test/support/fuzz.ts');
 
 const runs = Number(process.env.FUZZ_RUNS ?? 20_000);

@@ -30,7 +30,7 @@ function testFiles(dir) {
   return readdirSync(dir)
     .flatMap((name) => {
       const path = join(dir, name);
-      if (statSync(path).isDirectory()) return name === 'helpers' ? [] : testFiles(path);
+      if (statSync(path).isDirectory()) return testFiles(path);
       return name.endsWith('.test.ts') ? [path] : [];
     })
     .sort();

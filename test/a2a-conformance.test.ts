@@ -4,8 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { setMemberTier } from '../src/domain/members/members.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { isRestOperation, type RestOperation } from '../src/operations/types.ts';
-import { type CallResponse, startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { type CallResponse, startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 /** The JSON-RPC code each REST refusal status becomes (the A2A section of docs/api.md). */
 const CODE_FOR_STATUS: Record<number, number> = {

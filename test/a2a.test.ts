@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MS, utcDayStart } from '../src/clock.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
 import { a2aClient } from './support/a2a.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 let sequence = 0;
 function story(tag: string, extra: Record<string, unknown> = {}) {

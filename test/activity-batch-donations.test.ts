@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MS } from '../src/clock.ts';
 import { tokenDisplayPrefix } from '../src/secrets.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { cacheEvent } from './support/community.ts';
+import { engines } from './support/databases.ts';
 
 for (const engine of engines) {
   describe(`activity, batch reads and the donor wall (${engine.name})`, { skip: engine.skip }, () => {

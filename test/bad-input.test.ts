@@ -10,8 +10,8 @@ import { validateInput } from '../src/http/validate.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { isRestOperation, type Operation } from '../src/operations/types.ts';
 import { sha256 } from '../src/secrets.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines, postgresUrl } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines, postgresUrl } from './support/databases.ts';
 
 // Every operation of the registry gets every kind of bad input; a new operation is covered by
 // being added to OPERATIONS. The rule: a 4xx in the Error shape, never a 5xx, never a hang.

@@ -5,9 +5,9 @@ import { MS } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { settleQueuedBookings } from '../src/domain/resources/booking-settlement.ts';
 import { saveResource } from '../src/domain/resources/resources.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines, freshDatabase } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { loggedEvents, rowCounts, tokenIdOf } from './support/community.ts';
+import { engines, freshDatabase } from './support/databases.ts';
 import { killAllChildren, runCli, startCli } from './support/processes.ts';
 
 const BOOK = '/api/resources/book';

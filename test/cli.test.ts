@@ -9,8 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sha256 } from '../src/secrets.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import { freePort, startTestApp, type TestApp } from './helpers/app.ts';
-import { engines, freshDatabase, type TestDatabase } from './helpers/databases.ts';
+import { freePort, startTestApp, type TestApp } from './support/app.ts';
+import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 
 const TIERS = ['public', 'member', 'resident', 'core', 'operator'];

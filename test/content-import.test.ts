@@ -6,8 +6,8 @@ import { rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../src/storage/database.ts';
-import { contentFolder } from './helpers/content.ts';
-import { freshDatabase, type TestDatabase } from './helpers/databases.ts';
+import { contentFolder } from './support/content.ts';
+import { freshDatabase, type TestDatabase } from './support/databases.ts';
 import { killAllChildren, runCli } from './support/processes.ts';
 
 after(killAllChildren);

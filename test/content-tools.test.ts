@@ -7,9 +7,9 @@ import { DOMParser } from '@xmldom/xmldom';
 import { readContentFolder } from '../src/domain/content/folder.ts';
 import { importContent } from '../src/domain/content/import.ts';
 import { atomFeed, type Feed } from '../src/surfaces/newsletter-feeds.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { contentFolder, HOSTILE_ISSUE } from './helpers/content.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { contentFolder, HOSTILE_ISSUE } from './support/content.ts';
+import { engines } from './support/databases.ts';
 
 const PUBLIC_TOOLS = [
   'ic_signal_list_issues',

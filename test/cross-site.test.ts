@@ -6,7 +6,7 @@ import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { saveResource } from '../src/domain/resources/resources.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { isRestOperation } from '../src/operations/types.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { appRoutes } from './support/app-routes.ts';
 
 const EVIL = 'https://evil.example';

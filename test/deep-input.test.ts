@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ALL_SCOPES } from '../src/domain/auth/scopes.ts';
 import { MAX_NESTING } from '../src/http/validate.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 // Found by the fuzz suite: input nested some thousands of levels deep parses (JSON.parse reads any
 // depth) but overflowed the call stack where it was measured or written back (an internal error on

@@ -3,8 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { MS } from '../src/clock.ts';
 import { approveGrant, denyGrant } from '../src/domain/auth/device-grants.ts';
 import { sha256 } from '../src/secrets.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 for (const engine of engines) {
   describe(`device-code grant (${engine.name})`, { skip: engine.skip }, () => {

@@ -7,9 +7,9 @@ import { directReadsOf } from '../src/app.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { acceptsGzip } from '../src/http/serialized-answers.ts';
 import { defineOperation } from '../src/operations/types.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { freshDatabase, type TestDatabase } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { cacheEvent } from './support/community.ts';
+import { freshDatabase, type TestDatabase } from './support/databases.ts';
 import { legacyEcho } from './support/test-operations.ts';
 
 /** A test-only read that fails inside its handler. */

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { saveProfile } from '../src/domain/members/directory.ts';
 import type { Member } from '../src/domain/members/members.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { signInThroughOutbox } from './support/browser.ts';
+import { engines } from './support/databases.ts';
 
 const SEARCH = '/api/directory/search';
 

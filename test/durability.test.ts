@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { openDatabase } from '../src/storage/database.ts';
-import { freePort } from './helpers/app.ts';
-import { engines, freshDatabase } from './helpers/databases.ts';
+import { freePort } from './support/app.ts';
+import { engines, freshDatabase } from './support/databases.ts';
 import { killAllChildren, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 
 const SERVER_ENV = { LIMIT_HIGHLIGHTS_PER_DAY: '100000', LIMIT_TOKEN_PER_MINUTE: '100000' };

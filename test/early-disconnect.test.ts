@@ -3,8 +3,8 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { rateKeyForIp } from '../src/http/client.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 // A client that sends a request and goes away before the answer is a client-side condition: the
 // server finishes or drops the request quietly. Node no longer knows the socket's address then

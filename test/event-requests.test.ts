@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MS, utcDayStart } from '../src/clock.ts';
 import { decideEventRequest } from '../src/domain/events/proposals.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { signInThroughOutbox } from './support/browser.ts';
 import { loggedEvents, rowCounts } from './support/community.ts';
+import { engines } from './support/databases.ts';
 import { runCli, runCliJson } from './support/processes.ts';
 
 const REQUEST = '/api/events/request';

@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { MS } from '../src/clock.ts';
 import { refreshEvents, refreshEventsFromFeed } from '../src/domain/events/feed.ts';
 import { MAX_OCCURRENCES, occurrenceWindow, parseIcs } from '../src/domain/events/ics.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 const HOSTS = ['lu.ma', 'luma.com'];
 

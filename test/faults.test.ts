@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { toApiError } from '../src/core/errors.ts';
-import { freePort } from './helpers/app.ts';
+import { freePort } from './support/app.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 
 const OUTAGE_MS = 10_000;

@@ -6,8 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import { MS } from '../src/clock.ts';
 import { FEEDBACK_CATEGORIES } from '../src/domain/feedback/feedback.ts';
 import { sha256 } from '../src/secrets.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 const PATH = '/api/agent/feedback';
 const TICKET_ID = /^fb_\d{8}T\d{6}Z_[0-9a-f]{12}$/;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { engines } from './helpers/databases.ts';
+import { engines } from './support/databases.ts';
 import { fuzzEngine, targets } from './support/fuzz.ts';
 
 // Generated bad input for every registry operation on REST, MCP and A2A (test/support/fuzz.ts):

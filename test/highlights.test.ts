@@ -5,8 +5,8 @@ import { MS, utcDayStart } from '../src/clock.ts';
 import { decideHighlight } from '../src/domain/highlights/highlights.ts';
 import { type Member, setMemberTier } from '../src/domain/members/members.ts';
 import { sha256 } from '../src/secrets.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 import { story } from './support/highlight-story.ts';
 
 const PENDING = '/api/ingest/highlights/pending';

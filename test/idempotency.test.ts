@@ -5,8 +5,8 @@ import { MS, utcDayStart } from '../src/clock.ts';
 import type { Member } from '../src/domain/members/members.ts';
 import { defineOperation } from '../src/operations/types.ts';
 import { sha256 } from '../src/secrets.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 const PENDING = '/api/ingest/highlights/pending';
 const SLOW = '/api/test/slow-write';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ALL_SCOPES } from '../src/domain/auth/scopes.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 // Input that SQLite stores but PostgreSQL refuses (a NUL character in text, an integer past bigint)
 // is refused at validation, on every surface, with a 400 naming the field: never a 500, never an

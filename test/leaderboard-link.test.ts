@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { refreshLeaderboard } from '../src/domain/leaderboard/refresh.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { type Browser, signInThroughOutbox } from './support/browser.ts';
+import { engines } from './support/databases.ts';
 import { FakeCodeHost } from './support/fake-code-host.ts';
 
 const PAGE = '/leaderboard/link';

@@ -5,9 +5,9 @@ import { DeniedScopesError } from '../src/domain/auth/tokens.ts';
 import { linkAccount } from '../src/domain/leaderboard/links.ts';
 import { refreshLeaderboard, scheduleLeaderboardRefresh } from '../src/domain/leaderboard/refresh.ts';
 import { type Member, setMemberTier } from '../src/domain/members/members.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
 import { a2aClient } from './support/a2a.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 import { FakeCodeHost } from './support/fake-code-host.ts';
 import { killAllChildren, runCli } from './support/processes.ts';
 

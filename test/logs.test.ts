@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { approveGrant } from '../src/domain/auth/device-grants.ts';
-import { startTestApp } from './helpers/app.ts';
+import { startTestApp } from './support/app.ts';
 
 test('at the most verbose level, no token, device code, user code or session id reaches the log', async () => {
   const stream = new PassThrough();

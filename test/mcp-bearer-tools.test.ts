@@ -6,8 +6,8 @@ import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { appendEvent, readEvents } from '../src/domain/eventlog/eventlog.ts';
 import type { Member } from '../src/domain/members/members.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 const NEW_TOOLS = ['ic_events_next', 'ic_get_my_membership', 'ic_request_tier'];
 

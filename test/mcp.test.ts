@@ -6,8 +6,8 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { setMemberTier } from '../src/domain/members/members.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { sha256 } from '../src/secrets.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 const HIGHLIGHTS = '/api/ingest/highlights/pending';
 

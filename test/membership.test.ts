@@ -5,8 +5,8 @@ import { appendEvent } from '../src/domain/eventlog/eventlog.ts';
 import { decideHighlight } from '../src/domain/highlights/highlights.ts';
 import { getMember, type Member } from '../src/domain/members/members.ts';
 import { decideTierRequest, listTierRequests } from '../src/domain/members/tier-requests.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 import { runCli, runCliJson } from './support/processes.ts';
 
 for (const engine of engines) {

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { sha256 } from '../src/secrets.ts';
-import { freePort, startTestApp, type TestApp } from './helpers/app.ts';
+import { freePort, startTestApp, type TestApp } from './support/app.ts';
 import { launchChromium, skipWithoutChromium } from './support/chromium.ts';
 import { type LocalOidcProvider, startOidcProvider } from './support/oidc-provider.ts';
 

@@ -3,9 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { OIDC_LOGIN_TTL_MS } from '../src/domain/auth/oidc-logins.ts';
 import { sha256 } from '../src/secrets.ts';
-import { freePort, startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { freePort, startTestApp, type TestApp } from './support/app.ts';
 import { Browser } from './support/browser.ts';
+import { engines } from './support/databases.ts';
 import { type LocalOidcProvider, startOidcProvider } from './support/oidc-provider.ts';
 
 // The login rows live in the database: both engines spend them once.

@@ -8,7 +8,7 @@ import { parseItem } from 'structured-headers';
 import { SCOPE_CATALOG } from '../src/domain/auth/scopes.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { isRestOperation, type Operation } from '../src/operations/types.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { legacyEcho } from './support/test-operations.ts';
 
 const EVERY_SCOPE = Object.keys(SCOPE_CATALOG).sort();

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { requestTier } from '../src/domain/members/tier-requests.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { signInThroughOutbox } from './support/browser.ts';
+import { engines } from './support/databases.ts';
 import { story } from './support/highlight-story.ts';
 
 const STORY = story('2026-07-16-operator-console-story', { dek: 'Ada gave a <talk> about tidy databases.' });

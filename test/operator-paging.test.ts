@@ -6,9 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { fileFeedback } from '../src/domain/feedback/feedback.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { signInThroughOutbox } from './support/browser.ts';
+import { engines } from './support/databases.ts';
 
 const TICKETS = 130;
 

@@ -7,8 +7,8 @@ import { proposeEvent } from '../src/domain/events/proposals.ts';
 import { submitHighlight } from '../src/domain/highlights/highlights.ts';
 import type { Member } from '../src/domain/members/members.ts';
 import { requestTier } from '../src/domain/members/tier-requests.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 const ADMIN_SCOPES = [
   'admin:tier_review',

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { OutboundError, outboundFetch } from '../src/outbound.ts';
-import { freshDatabase } from './helpers/databases.ts';
+import { freshDatabase } from './support/databases.ts';
 import { killAllChildren, runCli } from './support/processes.ts';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;

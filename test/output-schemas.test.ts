@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { strictObject } from '../src/operations/schemas.ts';
 import { defineOperation } from '../src/operations/types.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 
 /** Answers `count` as a string although its schema says integer when asked to drift. */
 const driftingCount = defineOperation<{ drift?: boolean }, unknown>({

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { appRoutes } from './support/app-routes.ts';
 import { outboxPath } from './support/browser.ts';
 import { CHROMIUM, skipWithoutChromium } from './support/chromium.ts';

@@ -13,8 +13,8 @@ import {
 } from '../src/http/counter-stores.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
-import { startTestApp } from './helpers/app.ts';
-import { engines, freshDatabase } from './helpers/databases.ts';
+import { startTestApp } from './support/app.ts';
+import { engines, freshDatabase } from './support/databases.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const redisSkip = redisUrl ? false : 'Redis not reachable (set TEST_REDIS_URL)';

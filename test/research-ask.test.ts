@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 import { addSmallCorpus } from './support/research-corpus.ts';
 
 const ASK = '/api/research/ask';

@@ -3,8 +3,8 @@ import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { documentId, ingest, removeDocument } from '../src/domain/research/corpus.ts';
 import { fetchSource } from '../src/domain/research/read-source.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 import { add, tempDir, tinyPdf, writeFile } from './support/research-corpus.ts';
 
 const ASK = '/api/research/ask';

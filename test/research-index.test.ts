@@ -9,8 +9,8 @@ import { PassageIndex } from '../src/domain/research/passage-index.ts';
 import { retrieve, snippetOf } from '../src/domain/research/search.ts';
 import { termOf } from '../src/domain/research/tokenizer.ts';
 import { SQLITE_PASSAGES_TABLE } from '../src/storage/corpus-passages.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 import { add, tempDir, writeFile } from './support/research-corpus.ts';
 
 interface Passage {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { addSmallCorpus } from './support/research-corpus.ts';
 
 const ASK = '/api/research/ask';

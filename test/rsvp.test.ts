@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { MS, utcDayStart } from '../src/clock.ts';
 import { deliverDueRsvps } from '../src/domain/events/rsvp-delivery.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { cacheEvent, loggedEvents, rowCounts, tokenIdOf } from './support/community.ts';
+import { engines } from './support/databases.ts';
 
 const RSVP = '/api/events/rsvp';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freshDatabase } from './helpers/databases.ts';
+import { freshDatabase } from './support/databases.ts';
 import { ROOT } from './support/processes.ts';
 
 const CHURN = fileURLToPath(new URL('./support/gc-churn.ts', import.meta.url));

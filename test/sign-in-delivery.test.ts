@@ -6,9 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { createDeps } from '../src/deps.ts';
 import { SignInUndeliverable } from '../src/domain/auth/sign-in-mail.ts';
-import { freePort, startTestApp, type TestApp } from './helpers/app.ts';
-import { freshDatabase } from './helpers/databases.ts';
+import { freePort, startTestApp, type TestApp } from './support/app.ts';
 import { Browser, linkFromOutbox } from './support/browser.ts';
+import { freshDatabase } from './support/databases.ts';
 import { killAllChildren, runCli, startServer } from './support/processes.ts';
 
 describe('sign-in delivery', () => {

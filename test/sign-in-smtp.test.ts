@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { Browser } from './support/browser.ts';
 import { SmtpSink } from './support/smtp-sink.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sha256 } from '../src/secrets.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { Browser, linkFromOutbox, outboxPath } from './support/browser.ts';
+import { engines } from './support/databases.ts';
 
 for (const engine of engines) {
   describe(`email sign-in (${engine.name})`, { skip: engine.skip }, () => {

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { type Database, openDatabase } from '../src/storage/database.ts';
-import { freshDatabase, type TestDatabase } from './helpers/databases.ts';
+import { freshDatabase, type TestDatabase } from './support/databases.ts';
 
 // Two processes writing one embedded database (the server and a CLI command, or two CLI commands):
 // a transaction that read first and wrote second used to fail at once with SQLITE_BUSY whenever the

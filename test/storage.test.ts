@@ -26,7 +26,7 @@ import {
 import { sha256 } from '../src/secrets.ts';
 import { type Database, openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
-import { engines, freshDatabase, type TestDatabase } from './helpers/databases.ts';
+import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 
 // The repository contract: the same calls give the same results on both engines.
 for (const engine of engines) {

@@ -2,10 +2,10 @@
 // audit: the CLI's set-tier and tier decisions, and the operator console's tier form.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
 import { a2aClient } from './support/a2a.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { signInThroughOutbox } from './support/browser.ts';
+import { engines } from './support/databases.ts';
 import { killAllChildren, runCli } from './support/processes.ts';
 
 for (const engine of engines) {

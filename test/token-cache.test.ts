@@ -4,7 +4,7 @@ import { setMemberTier } from '../src/domain/members/members.ts';
 import { sha256 } from '../src/secrets.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { EXTERNAL_CHECK_MS } from '../src/storage/invalidating-cache.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 
 // The embedded engine keeps valid token lookups in memory; these tests show a change still takes
 // effect on the very next request when this process makes it, and within 250 ms when another does.

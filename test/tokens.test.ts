@@ -9,8 +9,8 @@ import { type Member, setMemberTier } from '../src/domain/members/members.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { isRestOperation, type Operation, type RestOperation } from '../src/operations/types.ts';
 import { sha256 } from '../src/secrets.ts';
-import { type CallResponse, startTestApp, type TestApp } from './helpers/app.ts';
-import { engines } from './helpers/databases.ts';
+import { type CallResponse, startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
 
 const SETUP_CHECK = '/api/agent/setup-check';
 const REVOKE = '/api/agent/token/revoke';

@@ -1,4 +1,4 @@
-import type { TestApp } from '../helpers/app.ts';
+import type { TestApp } from './app.ts';
 
 /** A raw JSON-RPC 2.0 client for /api/a2a on a test app: post a body, call a method, send a task. */
 export function a2aClient(app: () => TestApp) {

@@ -1,7 +1,7 @@
 import { MS } from '../../src/clock.ts';
 import { sha256 } from '../../src/secrets.ts';
 import type { Schema } from '../../src/storage/schema.ts';
-import type { TestApp } from '../helpers/app.ts';
+import type { TestApp } from './app.ts';
 
 /** Puts one event into the cache, `inHours` from the test clock; returns its canonical URL. */
 export async function cacheEvent(t: TestApp, slug: string, inHours = 48): Promise<string> {

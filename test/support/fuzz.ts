@@ -5,8 +5,8 @@ import { createSession, SESSION_COOKIE } from '../../src/domain/auth/sessions.ts
 import { seedDemoCommunity } from '../../src/domain/demo/seed.ts';
 import { OPERATIONS } from '../../src/operations/registry.ts';
 import type { Operation } from '../../src/operations/types.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import type { EngineName } from '../helpers/databases.ts';
+import { startTestApp, type TestApp } from './app.ts';
+import type { EngineName } from './databases.ts';
 import { story } from './highlight-story.ts';
 
 // Property-based fuzzing of every registry operation on every surface it is served on (REST, MCP

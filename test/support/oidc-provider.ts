@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import Provider from 'oidc-provider';
-import { freePort } from '../helpers/app.ts';
+import { freePort } from './app.ts';
 
 export interface ProviderAccount {
   email: string;
