@@ -208,9 +208,12 @@ async function runSteps(
     if (!request.headersUnused) rateHeaders = rateLimitHeaders(outcomes);
     if (exceeded) throw rateLimitedError(exceeded);
 
-    const checked = validateInput<unknown>(op.input, request.input, op.inputFrom === 'query', {
-      stripNul: op.stripsControlCharacters === true,
-    });
+    const checked = validateInput<unknown>(
+      op.input,
+      request.input,
+      op.inputFrom === 'query',
+      op.stripsControlCharacters === true,
+    );
     const input = op.refineInput ? op.refineInput(checked) : checked;
 
     if (principal.kind === 'bearer' && principal.token.sandbox && op.sandbox !== 'real') {

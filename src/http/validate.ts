@@ -160,15 +160,10 @@ function stripNulCharacters(value: unknown): unknown {
  * `stripNul`: the operation sanitizes its text itself, so NUL characters in strings are removed
  * instead of refused.
  */
-export function validateInput<T>(
-  schema: TSchema,
-  input: unknown,
-  fromQuery: boolean,
-  options: { stripNul?: boolean } = {},
-): T {
+export function validateInput<T>(schema: TSchema, input: unknown, fromQuery: boolean, stripNul = false): T {
   // An absent body is an empty object: the schema then names each required field that is missing.
   // A JSON null is a body, and not an object: it is refused like any other non-object.
-  const value = input === undefined ? {} : options.stripNul ? stripNulCharacters(input) : input;
+  const value = input === undefined ? {} : stripNul ? stripNulCharacters(input) : input;
   const validate = validatorFor(schema, fromQuery);
   if (!validate(value)) {
     const first = describe(validate.errors![0]);

@@ -52,7 +52,7 @@ ${tokens.map(
   }
 
   app.register(async (scope) => {
-    acceptFormBodies(scope);
+    acceptFormBodies(scope, deps.config);
 
     scope.get(PAGE, (request, reply) => render(request, reply, 200));
 

@@ -103,7 +103,7 @@ ${
   }
 
   app.register(async (scope) => {
-    acceptFormBodies(scope);
+    acceptFormBodies(scope, deps.config);
     scope.get(PAGE, (request, reply) => render(request, reply, 200));
 
     scope.post(`${PAGE}/oauth`, async (request, reply) => {

@@ -84,7 +84,7 @@ ${denied.length ? html`<h2>Scopes it will not get</h2><ul id="denied">${denied.m
   };
 
   app.register(async (scope) => {
-    acceptFormBodies(scope);
+    acceptFormBodies(scope, deps.config);
 
     scope.get(PAGE, async (request, reply) => {
       const csrf = csrfToken(deps.config, request, reply);

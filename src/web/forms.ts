@@ -9,24 +9,15 @@ import { html, page, type SafeHtml } from './html.ts';
 export const CSRF_COOKIE = '__csrf';
 const FORM_BODY_LIMIT = 16 * 1024;
 
-/** Where the root instance keeps the public URL for the form scopes (set by `servePagesAt`). */
-const PUBLIC_URL = 'agentCommonsPublicUrl';
-
-/** Tells every form scope of the app its public URL, whose origin its forms are posted from. */
-export function servePagesAt(app: FastifyInstance, publicUrl: string): void {
-  app.decorate(PUBLIC_URL, publicUrl);
-}
-
 /**
  * HTML forms post urlencoded bodies; only the page scope parses them, the API keeps answering 415.
  * A state-changing request to a form scope that a browser says comes from another site is refused
  * before its body is read (403 page), whatever its CSRF field: the forms are posted from our pages.
  */
-export function acceptFormBodies(scope: FastifyInstance): void {
+export function acceptFormBodies(scope: FastifyInstance, config: Config): void {
   scope.addHook('onRequest', (request, reply, done) => {
     if (isSafeMethod(request.method)) return done();
-    const publicUrl = (request.server as unknown as Record<string, unknown>)[PUBLIC_URL];
-    const reason = crossSiteReason(request.headers, typeof publicUrl === 'string' ? publicUrl : '');
+    const reason = crossSiteReason(request.headers, config.publicUrl);
     if (!reason) return done();
     reply
       .code(403)

@@ -69,7 +69,7 @@ ${current.history.map((row) => html`<tr><td>${row.created_at.slice(0, 10)}</td><
   }
 
   app.register(async (scope) => {
-    acceptFormBodies(scope);
+    acceptFormBodies(scope, deps.config);
     scope.get(PAGE, (request, reply) => render(request, reply, 200));
 
     scope.post(`${PAGE}/request`, async (request, reply) => {

@@ -17,7 +17,7 @@ const PREVIEW_MAX = 400;
 /** Tier requests and the highlight queue for operators; every decision is audited (docs/pages.md). */
 export function registerOperatorConsole(app: FastifyInstance, deps: Deps): void {
   app.register(async (scope) => {
-    acceptFormBodies(scope);
+    acceptFormBodies(scope, deps.config);
 
     scope.get('/operator/tier-requests', async (request, reply) => {
       const who = await requireOperator(deps, request, reply, 'admin:tier_review');

@@ -14,7 +14,7 @@ const PAGE = '/operator/event-requests';
 /** Member event proposals for operators: approve (publish into the upcoming list) or decline. */
 export function registerEventProposalReview(app: FastifyInstance, deps: Deps): void {
   app.register(async (scope) => {
-    acceptFormBodies(scope);
+    acceptFormBodies(scope, deps.config);
 
     scope.get(PAGE, async (request, reply) => {
       const who = await requireOperator(deps, request, reply, 'admin:events_review');

@@ -11,7 +11,7 @@ import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 /** Feedback triage for operators: open tickets, newest first, and resolving one (audited). */
 export function registerFeedbackTriage(app: FastifyInstance, deps: Deps): void {
   app.register(async (scope) => {
-    acceptFormBodies(scope);
+    acceptFormBodies(scope, deps.config);
 
     scope.get('/operator/feedback', async (request, reply) => {
       const who = await requireOperator(deps, request, reply, 'admin:feedback_review');

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
-import { servePagesAt } from './forms.ts';
 import { COPY_SCRIPT, PAGE_STYLE } from './html.ts';
 
 function sha256Source(text: string): string {
@@ -63,11 +62,9 @@ export function pageSecurityHeaders(config: Config): Record<string, string> {
 
 /**
  * In one place for the whole app: every answer whose Content-Type is text/html gets the page
- * headers, whichever route, error or not-found handler sent it (direct reads answer JSON only), and
- * every form scope learns the public URL its forms are posted from (the cross-site check).
+ * headers, whichever route, error or not-found handler sent it (direct reads answer JSON only).
  */
 export function securePages(app: FastifyInstance, config: Config): void {
-  servePagesAt(app, config.publicUrl);
   const headers = pageSecurityHeaders(config);
   app.addHook('onSend', (_request, reply, payload, done) => {
     const type = reply.getHeader('content-type');

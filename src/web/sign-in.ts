@@ -23,7 +23,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
   const emailLinks = mailer.delivery !== 'oidc-only';
 
   app.register(async (scope) => {
-    acceptFormBodies(scope);
+    acceptFormBodies(scope, deps.config);
 
     scope.get('/signin', async (request, reply) => {
       const csrf = csrfToken(deps.config, request, reply);
