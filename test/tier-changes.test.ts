@@ -23,6 +23,21 @@ for (const engine of engines) {
       await t?.close();
     });
 
+    const storedTier = async (memberId: string) =>
+      (
+        await t.deps.db
+          .selectFrom('members')
+          .select('tier')
+          .where('id', '=', memberId)
+          .executeTakeFirstOrThrow()
+      ).tier;
+    const tierHistory = (memberId: string) =>
+      t.deps.db
+        .selectFrom('tier_requests')
+        .selectAll()
+        .where('member_id', '=', memberId)
+        .orderBy('created_at')
+        .execute();
     const audits = (target: string) =>
       t.deps.db.selectFrom('operator_audit').selectAll().where('target', '=', target).orderBy('at').execute();
 
@@ -53,18 +68,8 @@ for (const engine of engines) {
       assert.equal(promoted.code, 0, promoted.stderr);
 
       // Stored state: the tier, two history rows, two audit rows.
-      const row = await t.deps.db
-        .selectFrom('members')
-        .select('tier')
-        .where('id', '=', member.id)
-        .executeTakeFirstOrThrow();
-      assert.equal(row.tier, 'resident');
-      const history = await t.deps.db
-        .selectFrom('tier_requests')
-        .selectAll()
-        .where('member_id', '=', member.id)
-        .orderBy('created_at')
-        .execute();
+      assert.equal(await storedTier(member.id), 'resident');
+      const history = await tierHistory(member.id);
       assert.deepEqual(
         history.map((h) => [h.status, h.granted_tier, h.decided_by, h.reason]),
         [
@@ -117,18 +122,8 @@ for (const engine of engines) {
       const unknown = await runCli(t.database.url, ['member', 'set-tier', member.id, 'royalty']);
       assert.equal(unknown.code, 1);
       assert.match(unknown.stderr, /unknown tier "royalty"/);
-      const row = await t.deps.db
-        .selectFrom('members')
-        .select('tier')
-        .where('id', '=', member.id)
-        .executeTakeFirstOrThrow();
-      assert.equal(row.tier, 'member');
-      const history = await t.deps.db
-        .selectFrom('tier_requests')
-        .select('id')
-        .where('member_id', '=', member.id)
-        .execute();
-      assert.equal(history.length, 0);
+      assert.equal(await storedTier(member.id), 'member');
+      assert.deepEqual(await tierHistory(member.id), []);
       const audit = await audits(member.id);
       assert.equal(audit.length, 1);
       assert.match(audit[0].outcome, /unknown tier/);
@@ -148,12 +143,7 @@ for (const engine of engines) {
         audit.map((a) => [a.operator_id, a.action, a.outcome]),
         [['olga', 'tier_request.approve', 'done']],
       );
-      const row = await t.deps.db
-        .selectFrom('members')
-        .select('tier')
-        .where('id', '=', member.id)
-        .executeTakeFirstOrThrow();
-      assert.equal(row.tier, 'member');
+      assert.equal(await storedTier(member.id), 'member');
     });
 
     test('the operator console tier form: audit row, history and event log', async () => {
@@ -181,11 +171,7 @@ for (const engine of engines) {
         events.map((e) => e.type),
         ['tier_changed'],
       );
-      const history = await t.deps.db
-        .selectFrom('tier_requests')
-        .selectAll()
-        .where('member_id', '=', member.id)
-        .execute();
+      const history = await tierHistory(member.id);
       assert.deepEqual(
         history.map((h) => [h.status, h.granted_tier, h.decided_by]),
         [['changed', 'member', operator.id]],
