@@ -12,6 +12,7 @@ import { isRestOperation, type Operation } from '../src/operations/types.ts';
 import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines, postgresUrl } from './support/databases.ts';
+import type { JsonSchema } from './support/json-schema.ts';
 
 // Every operation of the registry gets every kind of bad input; a new operation is covered by
 // being added to OPERATIONS. The rule: a 4xx in the Error shape, never a 5xx, never a hang.
@@ -94,25 +95,6 @@ function assertRateHeaders(response: Wire, label: string): void {
 }
 
 // ---- Reading the TypeBox schema --------------------------------------------------------------
-
-interface JsonSchema {
-  type?: string | string[];
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  const?: unknown;
-  enum?: unknown[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  additionalProperties?: boolean | JsonSchema;
-  items?: JsonSchema;
-  minLength?: number;
-  maxLength?: number;
-  maxItems?: number;
-  minimum?: number;
-  format?: string;
-  default?: unknown;
-  examples?: unknown[];
-}
 
 function jsonType(value: unknown): string {
   if (value === null) return 'null';

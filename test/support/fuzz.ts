@@ -8,6 +8,7 @@ import type { Operation } from '../../src/operations/types.ts';
 import { startTestApp, type TestApp } from './app.ts';
 import type { EngineName } from './databases.ts';
 import { story } from './highlight-story.ts';
+import type { JsonSchema } from './json-schema.ts';
 
 // Property-based fuzzing of every registry operation on every surface it is served on (REST, MCP
 // tools/call, A2A tasks/send). Each input is a generated call: a near-valid input with some fields
@@ -216,26 +217,6 @@ export const hostile: fc.Arbitrary<unknown> = fc.oneof(
 
 /** Strings the handlers know, for a field by its name (ids, slugs, tier names) or for any field. */
 type Known = (field: string | undefined) => fc.Arbitrary<string>;
-
-interface JsonSchema {
-  type?: string | string[];
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  const?: unknown;
-  enum?: unknown[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  additionalProperties?: boolean | JsonSchema;
-  items?: JsonSchema;
-  minItems?: number;
-  maxItems?: number;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  maximum?: number;
-  format?: string;
-  pattern?: string;
-}
 
 /**
  * A value the schema accepts, or near it: each place may instead get a hostile value, so most
