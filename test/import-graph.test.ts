@@ -17,7 +17,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Relative imports and re-exports of a file, resolved to absolute paths. */
-export function importsOf(file: string): string[] {
+function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const specifiers = [
     ...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"](\.[^'"]+)['"]/g),

@@ -4,9 +4,6 @@ import type { Scope } from '../domain/auth/scopes.ts';
 import type { TierLadder } from '../domain/auth/tiers.ts';
 import type { Operation } from './types.ts';
 
-/** The version of the API every surface and discovery document names (OpenAPI `info.version`). */
-export const API_VERSION = '2026-07-16';
-
 /** Why a caller may not call an operation, decided in one place for the pipeline and the catalogs. */
 export type Refusal =
   | { kind: 'session_required' }

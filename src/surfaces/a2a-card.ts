@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { API_VERSION } from '../operations/can-call.ts';
+import { API_VERSION } from '../operations/api-version.ts';
 import { toJsonSchema } from '../operations/schemas.ts';
 import type { Operation } from '../operations/types.ts';
 

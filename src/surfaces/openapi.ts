@@ -1,8 +1,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { Deps } from '../deps.ts';
 import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
+import { API_VERSION } from '../operations/api-version.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
-import { API_VERSION } from '../operations/can-call.ts';
 import { ErrorSchema, RateInfoSchema, toJsonSchema } from '../operations/schemas.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 

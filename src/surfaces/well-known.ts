@@ -3,7 +3,7 @@ import type { Deps } from '../deps.ts';
 import { ALL_SCOPES, SCOPE_CATALOG, STARTER_SCOPE_SETS } from '../domain/auth/scopes.ts';
 import { FEEDBACK_CATEGORIES } from '../domain/feedback/feedback.ts';
 import { defaultPolicies } from '../http/pipeline.ts';
-import { API_VERSION } from '../operations/can-call.ts';
+import { API_VERSION } from '../operations/api-version.ts';
 import type { Operation } from '../operations/types.ts';
 
 /** The scope catalog with the lowest tier that grants each scope, from the registry's tier ladder. */

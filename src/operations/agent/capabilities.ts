@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { API_VERSION, errorKindOf, refusalOf } from '../can-call.ts';
+import { API_VERSION } from '../api-version.ts';
+import { errorKindOf, refusalOf } from '../can-call.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { API_VERSION } from '../can-call.ts';
+import { API_VERSION } from '../api-version.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 
