@@ -42,3 +42,5 @@ app.get('/upcoming', async (_request, reply) => {
   return reply.type('application/json; charset=utf-8').send(upcoming);
 });
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
+// PORT=0 (the bench's): the port listen(0) gave is printed for bench/support.ts to read.
+process.stdout.write(`listening on http://127.0.0.1:${app.server.address().port}\n`);

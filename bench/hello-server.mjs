@@ -9,7 +9,7 @@ const upcomingReply = {
   'content-type': 'application/json; charset=utf-8',
   'content-length': Buffer.byteLength(upcoming),
 };
-createServer((request, response) => {
+const server = createServer((request, response) => {
   if (request.url === '/upcoming') {
     response.writeHead(200, upcomingReply);
     response.end(upcoming);
@@ -17,4 +17,8 @@ createServer((request, response) => {
   }
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   response.end(body);
-}).listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\n'));
+});
+// PORT=0 (the bench's): the port listen(0) gave is printed for bench/support.ts to read.
+server.listen(Number(process.env.PORT), '127.0.0.1', () =>
+  process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`),
+);

@@ -1,6 +1,7 @@
-// (f µ): what our own code costs per anonymous upcoming read, measured in this process with no
-// socket and no node:http, so it is free of the load generator and of the loopback. The req/s rows
-// mix it with node:http's and the kernel's share; this figure is the part a change to src/ can move.
+// (f µ) and (b µ): what our own code costs per direct read (the anonymous upcoming list; setup-check
+// with a bearer), measured in this process with no socket and no node:http, so it is free of the
+// load generator and of the loopback. The req/s rows mix it with node:http's and the kernel's share;
+// this figure is the part a change to src/ can move.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from '../src/config.ts';
 import { createDeps } from '../src/deps.ts';
@@ -10,16 +11,20 @@ import { directReads } from '../src/surfaces/direct-reads.ts';
 const ROUNDS = 5;
 const READS_PER_ROUND = 200_000;
 
-/** Median over rounds of the microseconds one direct read of the upcoming list takes in our code. */
-export async function ownCodePerRead(env: Record<string, string>): Promise<number> {
+/** Median over rounds of the microseconds one direct read of `path` takes in our code. */
+export async function ownCodePerRead(
+  env: Record<string, string>,
+  path = '/api/events/upcoming',
+  headers: Record<string, string> = {},
+): Promise<number> {
   const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
   const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
   const reads = directReads(deps, OPERATIONS, log, false);
   // Only what direct reads touch of node's request and response.
   const request = {
     method: 'GET',
-    url: '/api/events/upcoming',
-    headers: { host: '127.0.0.1', connection: 'keep-alive' },
+    url: path,
+    headers: { host: '127.0.0.1', connection: 'keep-alive', ...headers },
     socket: { remoteAddress: '127.0.0.1' },
   } as unknown as IncomingMessage;
   let answered: () => void = () => {};
@@ -37,7 +42,7 @@ export async function ownCodePerRead(env: Record<string, string>): Promise<numbe
   const read = () =>
     new Promise<void>((resolve) => {
       answered = resolve;
-      if (!reads.serve(request, response)) throw new Error('the upcoming read was not answered directly');
+      if (!reads.serve(request, response)) throw new Error(`${path} was not answered directly`);
     });
   try {
     const rounds: number[] = [];
@@ -45,7 +50,7 @@ export async function ownCodePerRead(env: Record<string, string>): Promise<numbe
       const started = process.hrtime.bigint();
       for (let i = 0; i < READS_PER_ROUND; i++) await read();
       rounds.push(Number(process.hrtime.bigint() - started) / READS_PER_ROUND / 1000);
-      if (status !== 200) throw new Error(`the upcoming read answered ${status}`);
+      if (status !== 200) throw new Error(`${path} answered ${status}`);
     }
     return rounds.sort((x, y) => x - y)[Math.floor(ROUNDS / 2)];
   } finally {

@@ -7,7 +7,7 @@ import MiniSearch from 'minisearch';
 import { PassageIndex } from '../src/domain/research/passage-index.ts';
 import { retrieve } from '../src/domain/research/search.ts';
 import { LABELLED_QUERIES, type LabelledQuery } from './research-queries.ts';
-import { CONNECTIONS, cli, type Figures, load, residentMb, startProcess } from './support.ts';
+import { CONNECTIONS, type Figures, load, mintBenchToken, residentMb, startProcess } from './support.ts';
 
 interface PassageRow {
   id: number;
@@ -147,29 +147,11 @@ export function replicate(databaseFile: string, target: number) {
 
 /** Latency of POST /api/research/ask (no synthesis), the labelled queries in turn. */
 export async function askLatency(env: Record<string, string>, label: string): Promise<Figures[]> {
-  const member = JSON.parse(
-    cli(
-      [
-        'member',
-        'create',
-        '--email',
-        `research-${label.replace(/\W+/g, '-')}@example.org`,
-        '--name',
-        'Bench',
-        '--tier',
-        'core',
-        '--json',
-      ],
-      env,
-    ),
-  );
-  const { token } = JSON.parse(
-    cli(['token', 'mint', '--member', member.id, '--scopes', 'research:query', '--json'], env),
-  );
-  const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
-  try {
-    const bodies = LABELLED_QUERIES.map((q) => JSON.stringify({ q: q.q, sources: q.sources }));
-    const asked = Date.now();
+  const { token } = mintBenchToken(env, `research-${label.replace(/\W+/g, '-')}`, 'research:query');
+  const bodies = LABELLED_QUERIES.map((q) => JSON.stringify({ q: q.q, sources: q.sources }));
+  /** Starts a server and times its first answer from the moment it listens. */
+  const firstAnswer = async (when: string) => {
+    const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
     const check = await fetch(`${server.url}/api/research/ask`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -179,8 +161,14 @@ export async function askLatency(env: Record<string, string>, label: string): Pr
     if (check.status !== 200 || !text.includes('"results":[{'))
       throw new Error(`research ask: ${check.status} ${text.slice(0, 200)}`);
     console.log(
-      `research index at ${label}: first answer ${((Date.now() - asked) / 1000).toFixed(1)} s after the server listened (the index is built at start), server resident ${residentMb(server.child.pid ?? 0)} MB`,
+      `research index at ${label}, ${when}: first answer ${((Date.now() - server.listenedAt) / 1000).toFixed(1)} s after the server listened, server resident ${residentMb(server.child.pid ?? 0)} MB`,
     );
+    return server;
+  };
+  // The first start builds the index and stores it; a restart reads it back (docs/research.md).
+  await (await firstAnswer('first start (index built from the passages)')).stop();
+  const server = await firstAnswer('restart (index read from its file)');
+  try {
     let next = 0;
     const options = (connections: number): autocannon.Options => ({
       url: `${server.url}/api/research/ask`,
@@ -191,7 +179,7 @@ export async function askLatency(env: Record<string, string>, label: string): Pr
     });
     // Latency is what one client waiting for each answer sees; throughput is measured under the
     // benchmark's usual 50 connections, where a request's time is mostly its wait in the queue.
-    return [
+    const rows = [
       await load(`POST /api/research/ask, ${label}, 1 client`, options(1), server.child.pid),
       await load(
         `POST /api/research/ask, ${label}, ${CONNECTIONS} connections`,
@@ -199,6 +187,10 @@ export async function askLatency(env: Record<string, string>, label: string): Pr
         server.child.pid,
       ),
     ];
+    console.log(
+      `research index at ${label}: server resident ${residentMb(server.child.pid ?? 0)} MB after the load`,
+    );
+    return rows;
   } finally {
     await server.stop();
   }

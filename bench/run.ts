@@ -1,60 +1,41 @@
 // npm run bench: the issue's scenarios side by side, one run. BENCH_SECONDS and BENCH_CONNECTIONS
 // shorten or widen it; the figures the issues quote come from the defaults (10 s, 50 connections).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+// BENCH_ONLY=metrics runs only what metrics cost against (b) (bench/metrics-cost.ts).
+// BENCH_ONLY=pg runs only the two-instance PostgreSQL writes (bench/postgres-writes.ts).
+// BENCH_ONLY=mcp runs only the MCP transport comparison (bench/mcp-transports.ts); BENCH_ONLY=signed
+// only the signed-vs-bearer setup-check rows (bench/signed-requests.ts); BENCH_ONLY=surfaces one
+// bearer read on REST, MCP and A2A (bench/surfaces.ts).
+import { rmSync } from 'node:fs';
 import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
+import { mcpTransportRounds, mcpTransportSummary } from './mcp-transports.ts';
 import { medianRound, memberReadScenarios, memberReadTargets, seedMemberReads } from './member-reads.ts';
+import { metricsRounds, metricsSummary, recordingNanos } from './metrics-cost.ts';
 import { ownCodePerRead } from './own-code.ts';
+import { postgresWrites, postgresWritesSummary } from './postgres-writes.ts';
 import { researchBench } from './research-run.ts';
+import { prepareSignedTokens, signedSummary, signedVsBearer } from './signed-requests.ts';
 import {
+  benchEnvironment,
   CONNECTIONS,
   cli,
   type Figures,
   load,
+  mcpToolCall,
+  mintBenchToken,
   pinLoadGenerator,
   report,
   residentMb,
   SECONDS,
   startProcess,
 } from './support.ts';
+import { surfaceRounds, surfaceSummary } from './surfaces.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'agent-commons-bench-'));
-const env = {
-  DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
-  SEED_DEMO: 'false',
-  LOG_LEVEL: 'warn',
-  // Browser sessions are charged to the anonymous per-IP budget (scenario e1).
-  LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
-  LIMIT_TOKEN_PER_MINUTE: '100000000',
-  LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
-};
+const { dir, env } = benchEnvironment('agent-commons-bench-');
 
 function mint(sandbox: boolean, scopes = 'events:submit_recap,read:public', label = String(sandbox)) {
-  const member = JSON.parse(
-    cli(
-      [
-        'member',
-        'create',
-        '--email',
-        `bench-${label}@example.org`,
-        '--name',
-        'Bench',
-        '--tier',
-        'core',
-        '--json',
-      ],
-      env,
-    ),
-  );
-  const args = ['token', 'mint', '--member', member.id, '--scopes', scopes, '--json'];
-  return {
-    memberId: member.id as string,
-    token: JSON.parse(cli(sandbox ? [...args, '--sandbox'] : args, env)).token,
-  };
+  return mintBenchToken(env, label, scopes, sandbox);
 }
 
 /** A browser session for the member, created in the bench database before the server starts. */
@@ -83,6 +64,69 @@ const pinned = pinLoadGenerator();
 console.log(
   `agent-commons benchmark: ${CONNECTIONS} connections, ${SECONDS} s per scenario, database ${env.DATABASE_URL}${pinned ? '; servers on core 0, load generator on core 1' : '; cores not pinned'}`,
 );
+const only = process.env.BENCH_ONLY;
+if (only === 'metrics') {
+  // Issue 23: what metrics cost per request against (b) (bench/metrics-cost.ts).
+  try {
+    cli(['migrate'], env);
+    const { token } = mint(false);
+    const rounds = await metricsRounds(env, token);
+    report(rounds.flatMap(({ plain, served }) => [plain, served]));
+    console.log(metricsSummary(rounds, recordingNanos()));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+if (only === 'pg') {
+  // Issue 22's (d-pg): two instances on one PostgreSQL database (bench/postgres-writes.ts).
+  const writes = await postgresWrites();
+  report(writes.instances);
+  console.log(postgresWritesSummary(writes));
+  process.exit(0);
+}
+if (only !== undefined && only !== 'mcp' && only !== 'signed' && only !== 'surfaces')
+  throw new Error(`BENCH_ONLY=${only}: only 'mcp', 'pg', 'signed' or 'surfaces' runs alone`);
+if (only === 'surfaces') {
+  try {
+    cli(['migrate'], env);
+    const reader = mint(false, 'membership:read', 'membership');
+    const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
+    const rounds = await surfaceRounds(server.url, server.child.pid!, reader.token);
+    await server.stop();
+    report(rounds.flatMap(({ rest, mcp, a2a }) => [rest, mcp, a2a]));
+    console.log(surfaceSummary(rounds));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+if (only === 'signed') {
+  try {
+    cli(['migrate'], env);
+    const tokens = await prepareSignedTokens(env);
+    const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
+    const signedRows = await signedVsBearer(server.url, server.child.pid!, tokens);
+    await server.stop();
+    report(signedRows, [signedRows[0]]);
+    console.log(signedSummary(signedRows));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+if (only === 'mcp') {
+  try {
+    cli(['migrate'], env);
+    await seedMemberReads(env.DATABASE_URL);
+    const rounds = await mcpTransportRounds(env);
+    report(rounds.flatMap(({ ours, sdk }) => [ours, sdk]));
+    console.log(mcpTransportSummary(rounds));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 const rows: Figures[] = [];
 try {
   const hello = await startProcess(['bench/hello-server.mjs'], {}, '/');
@@ -106,6 +150,7 @@ try {
   const { token: sandboxToken } = mint(true);
   const reader = mint(false, 'membership:read', 'membership');
   const cookie = await sessionCookie(reader.memberId);
+  const signedTokens = await prepareSignedTokens(env);
   await seedMemberReads(env.DATABASE_URL);
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
   const rssAtStart = residentMb(server.child.pid!);
@@ -158,22 +203,7 @@ try {
   // (e) the same read on the three surfaces: REST has only the session-only GET /api/tier/me.
   const membershipReads = {
     rest: { url: `${server.url}/api/tier/me`, headers: { cookie } },
-    mcp: {
-      url: `${server.url}/api/mcp`,
-      method: 'POST' as const,
-      headers: {
-        authorization: `Bearer ${reader.token}`,
-        accept: 'application/json, text/event-stream',
-        'content-type': 'application/json',
-        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'ic_get_my_membership', arguments: {} },
-      }),
-    },
+    mcp: mcpToolCall(`${server.url}/api/mcp`, 'ic_get_my_membership', {}, reader.token),
     a2a: {
       url: `${server.url}/api/a2a`,
       method: 'POST' as const,
@@ -193,6 +223,8 @@ try {
     await load('(e3) A2A tasks/send ic_get_my_membership', membershipReads.a2a, server.child.pid),
   ];
   rows.push(...membershipRows);
+  const signedRows = await signedVsBearer(server.url, server.child.pid!, signedTokens);
+  rows.push(...signedRows);
   const memberReadRounds = await memberReadScenarios(server.url, server.child.pid!, {
     url: hello.url,
     pid: hello.child.pid!,
@@ -202,6 +234,10 @@ try {
   const rssAfter = residentMb(server.child.pid!);
   await server.stop();
   const ownCode = await ownCodePerRead(env);
+  const ownCodeBearer = await ownCodePerRead(env, '/api/agent/setup-check', {
+    authorization: `Bearer ${token}`,
+  });
+  const mcpRounds = await mcpTransportRounds(env);
 
   const [a, b, , d, restRead, mcpRead, a2aRead] = rows;
   const { calibration } = memberReads;
@@ -251,8 +287,10 @@ try {
   );
   console.log(memberReadTargets(memberReadRounds));
   console.log(
-    `(f µ) our own code per anonymous upcoming read, in process (no socket, no node:http): ${ownCode.toFixed(2)} µs`,
+    `(f µ) our own code per anonymous upcoming read, in process (no socket, no node:http): ${ownCode.toFixed(2)} µs; (b µ) per bearer setup-check: ${ownCodeBearer.toFixed(2)} µs`,
   );
+  report(mcpRounds.flatMap(({ ours, sdk }) => [ours, sdk]));
+  console.log(mcpTransportSummary(mcpRounds));
   // Issue 5 at 100k and 1M passages (`npm run bench:research` runs this part alone; BENCH_RESEARCH=0
   // leaves it out of this run).
   if (process.env.BENCH_RESEARCH !== '0') {

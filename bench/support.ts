@@ -1,8 +1,9 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import autocannon from 'autocannon';
-import { freePort } from '../test/support/app.ts';
 
 export interface Figures {
   name: string;
@@ -60,7 +61,30 @@ export async function waitFor(url: string, timeoutMs = 20_000): Promise<void> {
 export interface Server {
   url: string;
   child: ChildProcess;
+  /** Date.now() when the server's "listening on" line arrived. */
+  listenedAt: number;
   stop(): Promise<void>;
+}
+
+/** The address a server prints once it listens ("… listening on http://host:port …"). */
+function printedAddress(child: ChildProcess, timeoutMs = 20_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let printed: string | undefined = '';
+    const timer = setTimeout(() => reject(new Error(`no address printed: ${printed}`)), timeoutMs);
+    child.once('exit', (code) =>
+      reject(new Error(`the server exited (${code}) before listening: ${printed}`)),
+    );
+    // Read to the end (a full pipe would stall the server); only the first lines matter.
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (printed === undefined) return;
+      printed += chunk;
+      const url = /listening on (http:\/\/[^\s]+)/.exec(printed)?.[1];
+      if (!url) return;
+      printed = undefined;
+      clearTimeout(timer);
+      resolve(url);
+    });
+  });
 }
 
 export async function startProcess(
@@ -68,20 +92,22 @@ export async function startProcess(
   env: Record<string, string>,
   health: string,
 ): Promise<Server> {
-  const port = await freePort();
   // The server gets core 0 and the load generator core 1 (see pinLoadGenerator), so the two never
   // trade places mid-run and the figures repeat from run to run.
   const command = PINNED ? 'taskset' : process.execPath;
   const commandArgs = PINNED ? ['-c', '0', process.execPath, ...args] : args;
+  // Port 0: the server listens where listen(0) puts it and prints the address.
   const child = spawn(command, commandArgs, {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const url = `http://127.0.0.1:${port}`;
+  const url = await printedAddress(child);
+  const listenedAt = Date.now();
   await waitFor(url + health);
   return {
     url,
     child,
+    listenedAt,
     stop: () =>
       new Promise((resolve) => {
         child.once('exit', () => resolve());
@@ -139,4 +165,74 @@ export function report(rows: Figures[], baselines: Figures[] = []): void {
     };
   });
   console.table(table);
+}
+
+/** A core member and a token for it, made with the CLI in the bench database (before any server runs). */
+export function mintBenchToken(
+  env: Record<string, string>,
+  label: string,
+  scopes: string,
+  sandbox = false,
+): { memberId: string; token: string } {
+  const member = JSON.parse(
+    cli(
+      [
+        'member',
+        'create',
+        '--email',
+        `bench-${label}@example.org`,
+        '--name',
+        'Bench',
+        '--tier',
+        'core',
+        '--json',
+      ],
+      env,
+    ),
+  );
+  const args = ['token', 'mint', '--member', member.id, '--scopes', scopes, '--json'];
+  return {
+    memberId: member.id as string,
+    token: JSON.parse(cli(sandbox ? [...args, '--sandbox'] : args, env)).token,
+  };
+}
+
+/**
+ * A fresh embedded database for a bench, in a temporary directory, with limits far above any load:
+ * the rows measure the service, not its refusals. Browser sessions are charged to the anonymous
+ * per-IP budget (scenario e1).
+ */
+export function benchEnvironment(prefix: string): { dir: string; env: Record<string, string> } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return {
+    dir,
+    env: {
+      DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
+      LIMIT_TOKEN_PER_MINUTE: '100000000',
+      LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
+    },
+  };
+}
+
+/** An MCP `tools/call` POST as a Streamable HTTP client sends it, with a bearer when one is given. */
+export function mcpToolCall(url: string, tool: string, args: Record<string, unknown>, token?: string) {
+  return {
+    url,
+    method: 'POST' as const,
+    headers: {
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: tool, arguments: args },
+    }),
+  };
 }

@@ -1,18 +1,21 @@
-// npm run docs: rewrites docs/api-reference.md from the operation registry.
+// npm run docs: rewrites docs/api-reference.md from the operation registry and
+// docs/configuration.md from the settings' declaration.
 import { writeFileSync } from 'node:fs';
-import { DEFAULT_LIMITS, loadConfig } from '../src/config.ts';
-import type { Deps } from '../src/deps.ts';
+import { loadConfig } from '../src/config.ts';
 import { DEFAULT_TIERS, TierLadder } from '../src/domain/auth/tiers.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
+import type { Deps } from '../src/operations/services.ts';
 import { renderMarkdownReference } from '../src/surfaces/markdown-reference.ts';
+import { renderConfigurationPage } from './configuration-page.ts';
 
 /** The documented defaults, whatever this shell's environment says. */
 export function defaultDeps(): Deps {
-  const config = loadConfig({}, { limits: { ...DEFAULT_LIMITS } });
+  const config = loadConfig({});
   return { config, tiers: new TierLadder(DEFAULT_TIERS) } as Deps;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   writeFileSync('docs/api-reference.md', renderMarkdownReference(defaultDeps(), OPERATIONS));
-  console.log('wrote docs/api-reference.md');
+  writeFileSync('docs/configuration.md', renderConfigurationPage());
+  console.log('wrote docs/api-reference.md and docs/configuration.md');
 }

@@ -1,33 +1,40 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { sql } from 'kysely';
-import { errors } from './core/errors.ts';
-import type { Deps } from './deps.ts';
 import { acceptRequestId } from './http/client.ts';
+import { keepRawBodies } from './http/raw-body.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
+import type { Deps } from './operations/services.ts';
 import type { Operation } from './operations/types.ts';
 import { registerA2a } from './surfaces/a2a.ts';
 import { type DirectReads, directReads } from './surfaces/direct-reads.ts';
+import { registerHealthChecks } from './surfaces/health.ts';
 import { registerMcpSurface } from './surfaces/mcp.ts';
+import { registerMetricsPath } from './surfaces/metrics-endpoint.ts';
 import { registerNewsletterFeeds } from './surfaces/newsletter-feeds.ts';
+import { allowCrossOriginOAuth, registerClientRegistration } from './surfaces/oauth-code.ts';
 import { registerOAuthDeviceFacade } from './surfaces/oauth-device.ts';
 import { buildOpenApi } from './surfaces/openapi.ts';
+import { registerPaymentDiscovery } from './surfaces/payment-discovery.ts';
 import { renderReferencePage } from './surfaces/reference-page.ts';
 import { frameworkErrorHandler, registerRestFallbacks, registerRestOperations } from './surfaces/rest.ts';
 import { registerWellKnown } from './surfaces/well-known.ts';
 import { registerAgentConsole } from './web/agent-console.ts';
+import { registerAssets } from './web/assets.ts';
 import { registerBookingsPage } from './web/bookings-page.ts';
 import { registerCodeHostLinkPage } from './web/code-host-link.ts';
 import { registerDeviceApprovalPages } from './web/device-approval.ts';
 import { registerPublishedEventPage } from './web/event-page.ts';
-import { renderHomePage } from './web/home.ts';
+import { registerHighlightsPage } from './web/highlights-page.ts';
+import { registerHomePage } from './web/home.ts';
 import { registerMembershipPage } from './web/membership.ts';
+import { registerOAuthConsentPages } from './web/oauth-consent.ts';
 import { registerOidcSignInPages } from './web/oidc-sign-in.ts';
 import { registerOperatorConsole } from './web/operator-console.ts';
 import { registerEventProposalReview } from './web/operator-events.ts';
 import { registerFeedbackTriage } from './web/operator-feedback.ts';
 import { securePages } from './web/page-security.ts';
+import { showViewerInHeader } from './web/page-viewer.ts';
 import { registerSignInPages } from './web/sign-in.ts';
 
 export interface AppOptions {
@@ -96,8 +103,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // call operations that take none); anything else goes through Fastify's hardened JSON parser.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
+  keepRawBodies(app);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
+    request.rawBody = body as string;
     return parseJson(request, body as string, done);
   });
 
@@ -111,6 +120,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
   // CSP, frame and referrer headers on every HTML answer; the cross-site check of every form.
   securePages(app, deps.config);
+  // Every page's header says who is signed in (filled in as the page is sent).
+  showViewerInHeader(app, deps);
+  registerAssets(app);
 
   registerRestOperations(app, deps, operations);
   if (options.directReads !== false) {
@@ -125,12 +137,16 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   }
   registerMcpSurface(app, deps, operations);
   registerRestFallbacks(app, deps);
+  allowCrossOriginOAuth(app);
   registerOAuthDeviceFacade(app, deps);
+  registerClientRegistration(app, deps);
   registerWellKnown(app, deps, operations);
+  registerPaymentDiscovery(app, deps);
   registerA2a(app, deps, operations);
   registerSignInPages(app, deps);
   registerOidcSignInPages(app, deps);
   registerDeviceApprovalPages(app, deps);
+  registerOAuthConsentPages(app, deps);
   registerAgentConsole(app, deps);
   registerMembershipPage(app, deps);
   registerCodeHostLinkPage(app, deps);
@@ -139,48 +155,16 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerEventProposalReview(app, deps);
   registerBookingsPage(app, deps);
   registerPublishedEventPage(app, deps);
+  registerHighlightsPage(app, deps);
   registerNewsletterFeeds(app, deps);
 
   const openapi = buildOpenApi(deps, operations);
   const reference = renderReferencePage(openapi);
   app.get('/openapi.json', async () => openapi);
   app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(reference));
-  app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderHomePage(deps)));
-  // Liveness: the process answers. Readiness: the parts it stands on answer too.
-  app.get('/healthz', async () => ({ ok: true }));
-  deps.windowCounters.useLog?.(app.log);
-  app.get('/readyz', async (request, reply) => {
-    const checks = await readiness(deps);
-    if (Object.values(checks).every((state) => state === 'up')) return { ok: true, checks };
-    const failure = errors.unavailable();
-    reply.code(failure.status).headers(failure.headers());
-    return { ...failure.body(request.id), checks };
-  });
+  registerHomePage(app, deps);
+  // Liveness: the process answers. Readiness: the parts it stands on answer too, and it is not draining.
+  registerHealthChecks(app, deps);
+  registerMetricsPath(app, deps);
   return app;
-}
-
-/** Each part a request may need, 'up' when it answered within a second. */
-async function readiness(deps: Deps): Promise<Record<string, 'up' | 'down'>> {
-  const within = async (check: () => Promise<unknown>) => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), 1000);
-    });
-    try {
-      const answered = await Promise.race([check().then((value) => value !== false), late]);
-      return answered ? 'up' : 'down';
-    } catch {
-      return 'down';
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-  const checks: Record<string, 'up' | 'down'> = {};
-  const [database, redis] = await Promise.all([
-    within(() => sql`select 1`.execute(deps.db)),
-    deps.windowCounters.ready ? within(() => deps.windowCounters.ready!()) : undefined,
-  ]);
-  checks.database = database;
-  if (redis) checks.redis = redis;
-  return checks;
 }

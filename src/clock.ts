@@ -7,7 +7,10 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {
-  constructor(private current = Date.UTC(2026, 6, 16, 12, 0, 0)) {}
+  private current: number;
+  constructor(current = Date.UTC(2026, 6, 16, 12, 0, 0)) {
+    this.current = current;
+  }
   now(): number {
     return this.current;
   }

@@ -1,37 +1,22 @@
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
-import { createMailer, type Mailer } from './domain/auth/sign-in-mail.ts';
+import { createMailer } from './domain/auth/sign-in-mail.ts';
 import { loadTierLadder, type TierLadder } from './domain/auth/tiers.ts';
-import { type CorpusIndex, openCorpusIndex } from './domain/research/corpus-index.ts';
+import { openCorpusIndex } from './domain/research/corpus-index.ts';
+import type { Deps } from './operations/services.ts';
+import { openDatabase } from './storage/database.ts';
+import { migrateToLatest } from './storage/migrations.ts';
 import {
   DatabaseWindowCounters,
   MemoryWindowCounters,
   RedisWindowCounters,
   type WindowCounterStore,
-} from './http/counter-stores.ts';
-import { type Database, openDatabase } from './storage/database.ts';
-import { migrateToLatest } from './storage/migrations.ts';
-import type { Db } from './storage/schema.ts';
+} from './storage/window-counters.ts';
 import { WriteBatcher } from './storage/write-batcher.ts';
 
-/** Everything the service needs from the outside world, built once (the composition root). */
-export interface Deps {
-  config: Config;
-  database: Database;
-  db: Db;
-  clock: Clock;
-  tiers: TierLadder;
-  /** Write transactions for hot writes: group commit on the embedded engine (storage/write-batcher.ts). */
-  writes: WriteBatcher;
-  /** Counters of windows of a minute or less (see http/counter-stores.ts for the choice). */
-  windowCounters: WindowCounterStore;
-  /** Where research retrieval reads (the database itself, or a per-instance copy on PostgreSQL). */
-  corpus: CorpusIndex;
-  /** How sign-in links reach people (SMTP, the local dev outbox, or none with single sign-on). */
-  mailer: Mailer;
-  close(): Promise<void>;
-}
+/** Until the domain takes narrow ports only (issue 16), its files still name the type through here. */
+export type { Deps } from './operations/services.ts';
 
 export interface DepsOptions {
   clock?: Clock;
@@ -49,7 +34,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     : database.engine === 'sqlite'
       ? new MemoryWindowCounters()
       : new DatabaseWindowCounters(database.db);
-  const corpus = openCorpusIndex(database);
+  const corpus = openCorpusIndex(database, { dir: config.research.indexDir });
   const deps: Deps = {
     config,
     database,

@@ -1,9 +1,11 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './cli/admin.ts';
+import { registerBackupCommand } from './cli/backup.ts';
 import { registerCommunityCommands } from './cli/community.ts';
 import { registerContentCommands } from './cli/content.ts';
 import { registerCorpusCommands } from './cli/corpus.ts';
 import { registerLeaderboardCommands } from './cli/leaderboard.ts';
+import { registerPaymentCommands } from './cli/payments.ts';
 
 const program = new Command('agent-commons').description(
   'agent-commons: agents acting for community members',
@@ -17,9 +19,11 @@ program
   .action(async (options) => (await import('./cli/serve.ts')).serve({ seed: options.seed }));
 
 registerAdminCommands(program);
+registerBackupCommand(program);
 registerCommunityCommands(program);
 registerContentCommands(program);
 registerCorpusCommands(program);
 registerLeaderboardCommands(program);
+registerPaymentCommands(program);
 
 await program.parseAsync(process.argv);

@@ -23,11 +23,11 @@ export interface OutboundPolicy {
 export type OutboundFailure = 'timeout' | 'too_large' | 'too_many_redirects' | 'private_address' | 'network';
 
 export class OutboundError extends Error {
-  constructor(
-    readonly kind: OutboundFailure,
-    message: string,
-  ) {
+  readonly kind: OutboundFailure;
+
+  constructor(kind: OutboundFailure, message: string) {
     super(message);
+    this.kind = kind;
     this.name = 'OutboundError';
   }
 }

@@ -4,19 +4,20 @@ import { after, before, describe, test } from 'node:test';
 import { setMemberTier } from '../src/domain/members/members.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { isRestOperation, type RestOperation } from '../src/operations/types.ts';
+import { BAD_TOKEN } from './support/a2a.ts';
 import { type CallResponse, startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 
-/** The JSON-RPC code each REST refusal status becomes (the A2A section of docs/api.md). */
+/** The JSON-RPC code each REST refusal status becomes (docs/a2a.md): -32602 for invalid input, else -31000 minus the status. */
 const CODE_FOR_STATUS: Record<number, number> = {
   400: -32602,
-  401: -32001,
-  403: -32003,
-  404: -32004,
-  409: -32000,
-  413: -32000,
-  422: -32000,
-  429: -32029,
+  401: -31401,
+  403: -31403,
+  404: -31404,
+  409: -31409,
+  413: -31413,
+  422: -31422,
+  429: -31429,
 };
 
 /** Fields that differ between two calls by design: per-request ids and the time a ticket was filed. */
@@ -30,8 +31,6 @@ const operation = (tool: string): RestOperation => {
   assert.ok(op, tool);
   return op;
 };
-
-const BAD_TOKEN = `agt_${'A'.repeat(43)}`;
 
 for (const engine of engines) {
   describe(`A2A conformance with REST (${engine.name})`, { skip: engine.skip }, () => {
@@ -57,7 +56,8 @@ for (const engine of engines) {
       const label = `${tool} ${JSON.stringify(input)} ${token ? token.slice(0, 8) : 'anonymous'}`;
       const viaRest = await rest(operation(tool), input, token);
       const viaA2a = await a2a(tool, input, token);
-      assert.equal(viaA2a.status, 200, `${label}: ${viaA2a.text}`);
+      // A refused credential is an HTTP 401 on A2A too; every other answer is 200 with a JSON-RPC body.
+      assert.equal(viaA2a.status, viaRest.status === 401 ? 401 : 200, `${label}: ${viaA2a.text}`);
       if (viaRest.status < 400) {
         assert.equal(viaA2a.body.error, undefined, `${label}: REST ${viaRest.status}, A2A ${viaA2a.text}`);
         assert.deepEqual(comparable(viaA2a.body.result), comparable(viaRest.body), label);

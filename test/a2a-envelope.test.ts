@@ -34,7 +34,7 @@ for (const engine of engines) {
       assert.equal((await post('just a string')).body.error.code, -32600);
       assert.equal((await post([])).body.error.code, -32600, 'an empty batch is invalid');
 
-      const unknown = await rpc('tasks/get', { id: 'x' }, undefined, 'u1');
+      const unknown = await rpc('tasks/nope', { id: 'x' }, undefined, 'u1');
       assert.equal(unknown.body.error.code, -32601, unknown.text);
       assert.equal(unknown.body.id, 'u1');
       const positional = await rpc('tasks/send', ['ic_highlights_submit', {}]);
@@ -75,6 +75,25 @@ for (const engine of engines) {
       assert.equal((await post(tooMany)).body.error.code, -32600);
     });
 
+    test('a batch with an entry refused for its credential stays 200 and still sends the challenge', async () => {
+      const response = await post([
+        { jsonrpc: '2.0', id: 1, method: 'agent/info' },
+        {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tasks/send',
+          params: { capability: 'ic_get_my_membership', arguments: {} },
+        },
+      ]);
+      assert.equal(response.status, 200, response.text);
+      assert.equal(response.body[0].result.name, 'agent-commons');
+      assert.equal(response.body[1].error.code, -31401);
+      assert.equal(response.body[1].error.data.error, 'missing_token');
+      assert.match(response.headers.get('www-authenticate') ?? '', /resource_metadata=".*\/api\/a2a"/);
+      const single = await send('ic_get_my_membership', {});
+      assert.equal(single.status, 401, 'alone, the same refusal is an HTTP 401');
+    });
+
     test('a body over the cap is a 413 in the spec Error shape', async () => {
       const response = await post({
         jsonrpc: '2.0',
@@ -87,7 +106,7 @@ for (const engine of engines) {
       assert.equal(response.body.error_kind, 'payload_too_large');
       const token = await t.token(await t.member('core'), ['feedback:submit']);
       const big = await send('ic_feedback_submit', { message: 'hi', pad: 'x'.repeat(20_000) }, token);
-      assert.equal(big.body.error.code, -32000, big.text);
+      assert.equal(big.body.error.code, -31413, big.text);
       assert.equal(big.body.error.data.error_kind, 'payload_too_large', 'the operation’s own cap applies');
     });
   });

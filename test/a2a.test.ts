@@ -26,7 +26,7 @@ for (const engine of engines) {
     });
     after(() => t?.close());
 
-    const { post, rpc, send } = a2aClient(() => t);
+    const { rpc, send } = a2aClient(() => t);
     const stored = (id: string) =>
       t.deps.db.selectFrom('highlights').selectAll().where('id', '=', id).executeTakeFirst();
     async function submitter(scopes = ['events:submit_recap'], sandbox = false) {
@@ -35,7 +35,7 @@ for (const engine of engines) {
     }
     const capabilityNames = OPERATIONS.flatMap((op) => (op.mcpTool ? [op.mcpTool] : []));
 
-    test('the agent card is served at both well-known paths and describes the bearer', async () => {
+    test('the agent card is served at both well-known paths and describes the bearer and OAuth', async () => {
       const card = await t.call('GET', '/.well-known/agent-card.json');
       const alias = await t.call('GET', '/.well-known/agent.json');
       assert.equal(card.status, 200, card.text);
@@ -43,17 +43,37 @@ for (const engine of engines) {
       assert.equal(card.body.url, `${t.baseUrl}/api/a2a`);
       assert.equal(card.body.version, '2026-07-16');
       assert.equal(typeof card.body.protocolVersion, 'string');
-      assert.deepEqual(card.body.defaultInputModes, ['application/json']);
-      assert.deepEqual(card.body.defaultOutputModes, ['application/json']);
+      assert.deepEqual(card.body.defaultInputModes, ['application/json', 'text/plain']);
+      assert.deepEqual(card.body.defaultOutputModes, ['application/json', 'text/plain']);
       assert.deepEqual(
         card.body.skills.map((s: { id: string }) => s.id),
         capabilityNames,
       );
-      const [schemeName] = Object.keys(card.body.securitySchemes);
-      assert.deepEqual(card.body.securitySchemes[schemeName].type, 'http');
-      assert.equal(card.body.securitySchemes[schemeName].scheme, 'bearer');
-      assert.match(card.body.securitySchemes[schemeName].bearerFormat, /^agt_/);
-      assert.deepEqual(card.body.security, [{ [schemeName]: [] }]);
+      const { agentBearer, agentOAuth } = card.body.securitySchemes;
+      assert.equal(agentBearer.type, 'http');
+      assert.equal(agentBearer.scheme, 'bearer');
+      assert.match(agentBearer.bearerFormat, /^agt_/);
+      assert.equal(agentBearer.httpAuthSecurityScheme.scheme, 'Bearer', 'the 1.0 shape beside the 0.3 one');
+      // The OAuth scheme names the endpoints the authorization server really serves.
+      const server = (await t.call('GET', '/.well-known/oauth-authorization-server')).body;
+      assert.equal(agentOAuth.type, 'oauth2');
+      assert.equal(agentOAuth.flows.authorizationCode.authorizationUrl, server.authorization_endpoint);
+      assert.equal(agentOAuth.flows.authorizationCode.tokenUrl, server.token_endpoint);
+      assert.deepEqual(Object.keys(agentOAuth.flows.authorizationCode.scopes), server.scopes_supported);
+      assert.equal(agentOAuth.oauth2SecurityScheme.flows.authorizationCode.pkceRequired, true);
+      // A token or nothing: public skills take no token; each bearer skill names its scope.
+      assert.deepEqual(card.body.security, [{ agentBearer: [] }, { agentOAuth: [] }, {}]);
+      const submit = card.body.skills.find((s: { id: string }) => s.id === 'ic_highlights_submit');
+      assert.deepEqual(submit.security, [
+        { agentBearer: ['events:submit_recap'] },
+        { agentOAuth: ['events:submit_recap'] },
+      ]);
+      assert.deepEqual(submit.securityRequirements, [
+        { schemes: { agentBearer: { list: ['events:submit_recap'] } } },
+        { schemes: { agentOAuth: { list: ['events:submit_recap'] } } },
+      ]);
+      const health = card.body.skills.find((s: { id: string }) => s.id === 'ic_health');
+      assert.equal(health.security, undefined);
     });
 
     test('agent/info and agent/capabilities are public and walk the registry', async () => {
@@ -107,8 +127,12 @@ for (const engine of engines) {
     test('refusals are JSON-RPC errors carrying the spec Error body', async () => {
       const anonymous = story('anon');
       const unauthorized = await send('ic_highlights_submit', anonymous);
-      assert.equal(unauthorized.status, 200);
-      assert.equal(unauthorized.body.error.code, -32001, unauthorized.text);
+      assert.equal(unauthorized.status, 401);
+      assert.match(
+        unauthorized.headers.get('www-authenticate') ?? '',
+        /^Bearer resource_metadata=".*\/api\/a2a"$/,
+      );
+      assert.equal(unauthorized.body.error.code, -31401, unauthorized.text);
       assert.equal(unauthorized.body.error.data.error_kind, 'unauthorized');
       assert.equal(unauthorized.body.error.data.ok, false);
       assert.equal(await stored(anonymous.id), undefined);
@@ -116,7 +140,8 @@ for (const engine of engines) {
       const { token: unscoped } = await submitter(['read:public']);
       const scopeless = story('scope');
       const forbidden = await send('ic_highlights_submit', scopeless, unscoped);
-      assert.equal(forbidden.body.error.code, -32003, forbidden.text);
+      assert.equal(forbidden.status, 200);
+      assert.equal(forbidden.body.error.code, -31403, forbidden.text);
       assert.equal(forbidden.body.error.data.error, 'insufficient_scope');
       assert.equal(forbidden.body.error.data.tier, 'core');
       assert.equal(await stored(scopeless.id), undefined);
@@ -150,7 +175,7 @@ for (const engine of engines) {
       assert.equal((await rows.execute()).length, 0);
     });
 
-    test('over the daily quota: -32029 with retry_after_seconds', async () => {
+    test('over the daily quota: -31429 with retry_after_seconds', async () => {
       const { token } = await submitter();
       for (let i = 0; i < 3; i++) {
         const ok = await send('ic_highlights_submit', story('quota'), token);
@@ -158,7 +183,7 @@ for (const engine of engines) {
       }
       const refused = story('quota-refused');
       const over = await send('ic_highlights_submit', refused, token);
-      assert.equal(over.body.error.code, -32029, over.text);
+      assert.equal(over.body.error.code, -31429, over.text);
       assert.equal(over.body.error.data.error_kind, 'rate_limit');
       const wait = Math.ceil((utcDayStart(t.clock.now()) + MS.day - t.clock.now()) / 1000);
       assert.equal(over.body.error.data.retry_after_seconds, wait);
@@ -175,7 +200,7 @@ for (const engine of engines) {
       assert.deepEqual(replay.body.result, sent.body.result, 'the replay answers the stored body');
       const other = story('idem-other');
       const reused = await send('ic_highlights_submit', other, token, { idempotency_key: key });
-      assert.equal(reused.body.error.code, -32000, reused.text);
+      assert.equal(reused.body.error.code, -31422, reused.text);
       assert.equal(reused.body.error.data.error_kind, 'idempotency_conflict');
       assert.equal(await stored(other.id), undefined);
     });

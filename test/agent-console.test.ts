@@ -63,7 +63,7 @@ for (const engine of engines) {
       const listed = await browser.request('GET', '/agent-console');
       assert.match(listed.text, new RegExp(`<code>${row.prefix}…</code>`));
       assert.ok(!listed.text.includes(plaintext), 'the list never shows the secret again');
-      assert.match(listed.text, /<td>console<\/td>/);
+      assert.match(listed.text, /by the <span class="source">console<\/span> flow/);
 
       const forged = await browser.request('POST', '/agent-console/revoke', { token_id: row.id });
       assert.equal(forged.status, 403);
@@ -77,6 +77,34 @@ for (const engine of engines) {
       assert.notEqual((await tokensOf(member.id))[0].revoked_at, null);
       const after = await t.call('GET', '/api/agent/setup-check', { token: plaintext });
       assert.equal(after.body.ready, false, 'the revoked token no longer works');
+    });
+
+    test('a starter set mints in one click: the form on the page carries the set, limited to the tier', async () => {
+      const member = await t.member('member', 'Preset Pia');
+      const browser = await signInThroughOutbox(t, member.email);
+      const page = await browser.request('GET', '/agent-console');
+      const form = page.text
+        .match(/<form method="post" action="\/agent-console\/mint" class="preset">(.*?)<\/form>/gs)
+        ?.find((text) => text.includes('data-preset="events_and_rsvp"'));
+      assert.ok(form, 'the events-and-RSVP set is a button');
+      const fields = [...form.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)];
+      const scopes = fields.filter(([, name]) => name === 'scope').map(([, , value]) => value);
+      assert.deepEqual(scopes, ['read:public', 'membership:read', 'events:read_upcoming', 'events:rsvp']);
+      assert.ok(
+        !page.text.includes('data-preset="submit_a_highlight"') || !form.includes('events:submit_recap'),
+        'a scope above the tier is never in a preset',
+      );
+      // What the button sends, as the browser sends it.
+      const minted = await browser.request('POST', '/agent-console/mint', {
+        name: fields.find(([, name]) => name === 'name')![2],
+        scope: scopes,
+        csrf: browser.csrf,
+      });
+      assert.equal(minted.status, 201, minted.text);
+      const [row] = await tokensOf(member.id);
+      assert.equal(row.name, 'Events and RSVP');
+      assert.deepEqual(JSON.parse(row.scopes), scopes);
+      assert.equal(row.sandbox, 0);
     });
 
     test('scopes above the tier, a missing name and forged forms are refused; others’ tokens cannot be revoked', async () => {

@@ -6,13 +6,14 @@ import { ERROR_KINDS } from '../src/core/errors.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { revokeToken } from '../src/domain/auth/tokens.ts';
 import type { Member } from '../src/domain/members/members.ts';
-import { validateInput } from '../src/http/validate.ts';
+import { validateInput } from '../src/operations/pipeline/validate.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { isRestOperation, type Operation } from '../src/operations/types.ts';
 import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines, postgresUrl } from './support/databases.ts';
 import type { JsonSchema } from './support/json-schema.ts';
+import { waitUntil } from './support/wait.ts';
 
 // Every operation of the registry gets every kind of bad input; a new operation is covered by
 // being added to OPERATIONS. The rule: a 4xx in the Error shape, never a 5xx, never a hang.
@@ -257,7 +258,7 @@ for (const engine of engines) {
         .select('id')
         .where('hash', '=', sha256(revoked))
         .executeTakeFirstOrThrow();
-      await revokeToken(t.deps.db, t.clock, row.id);
+      await revokeToken(t.deps, row.id);
     });
     after(() => t?.close());
 
@@ -794,17 +795,26 @@ for (const engine of engines) {
         assert.equal((await check()).status, 200);
         const admin = new pg.Client({ connectionString: postgresUrl });
         await admin.connect();
+        const database = new URL(t.database.url).pathname.slice(1);
         try {
           const terminated = await admin.query(
             'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1',
-            [new URL(t.database.url).pathname.slice(1)],
+            [database],
           );
           assert.ok(terminated.rowCount! > 0, 'the app held connections to terminate');
+          // Each backend has exited (and closed its socket) once it leaves pg_stat_activity; the
+          // app's pool, in this process, sees the closed sockets as this poll's round trips let
+          // the event loop run. An unhandled pool error would end this process.
+          await waitUntil(async () => {
+            const left = await admin.query(
+              'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+              [database],
+            );
+            return left.rows[0].n === 0;
+          }, 'the terminated backends to exit');
         } finally {
           await admin.end();
         }
-        // The pool notices the dropped connections; an unhandled pool error would end this process.
-        await new Promise((resolve) => setTimeout(resolve, 300));
         for (let i = 0; i < 5; i++) {
           const response = await check();
           assert.equal(response.status, 200, response.text);

@@ -9,6 +9,7 @@ import { startTestApp, type TestApp } from './support/app.ts';
 import { loggedEvents, rowCounts, tokenIdOf } from './support/community.ts';
 import { engines, freshDatabase } from './support/databases.ts';
 import { killAllChildren, runCli, startCli } from './support/processes.ts';
+import { waitUntil } from './support/wait.ts';
 
 const BOOK = '/api/resources/book';
 const ALWAYS = { weekdays: '00:00-24:00', weekends: '00:00-24:00' };
@@ -271,7 +272,7 @@ describe('booking workers as separate processes (postgres)', { skip: postgres.sk
       const member = await t.member('core');
       const token = await t.token(member, ['resources:book']);
       const day = nextWednesday(Date.now()) + 7 * MS.day;
-      // 40 requests in 20 overlapping pairs: half-hour offsets of one-hour slots.
+      // 40 requests in a chain: one-hour slots half an hour apart, each overlapping its neighbours.
       for (let i = 0; i < 40; i++) {
         const start = day + i * 30 * MS.minute;
         const response = await t.call('POST', BOOK, {
@@ -299,7 +300,19 @@ describe('booking workers as separate processes (postgres)', { skip: postgres.sk
           Number(confirmed[i].start_at) >= Number(confirmed[i - 1].end_at),
           'confirmed bookings overlap',
         );
-      assert.ok(confirmed.length >= 20, `at least one of each overlapping pair: ${confirmed.length}`);
+      // Which of two neighbours wins depends on the race, but nothing is declined without a cause:
+      // every declined request overlaps a confirmed booking (the confirmed set is maximal, so at
+      // least a third of the chain of 40).
+      const declined = rows.filter((r) => r.status === 'declined');
+      assert.equal(confirmed.length + declined.length, 40);
+      for (const d of declined)
+        assert.ok(
+          confirmed.some(
+            (c) => Number(c.start_at) < Number(d.end_at) && Number(d.start_at) < Number(c.end_at),
+          ),
+          `declined without an overlapping confirmed booking: ${d.start_at}`,
+        );
+      assert.ok(confirmed.length >= 14, `confirmed: ${confirmed.length}`);
       const outcomes =
         (await loggedEvents(t, member.id, 'booking_confirmed')).length +
         (await loggedEvents(t, member.id, 'booking_declined')).length;
@@ -348,11 +361,9 @@ describe('booking workers as separate processes (postgres)', { skip: postgres.sk
             .where('id', '=', queued.body.id)
             .executeTakeFirstOrThrow()
         ).locked_until !== null;
-      const deadline = Date.now() + 30_000;
-      while (!(await claimed())) {
-        assert.ok(Date.now() < deadline, `the worker never claimed the job: ${worker.output.stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitUntil(claimed, 'the worker to claim the job', { timeoutMs: 30_000, everyMs: 100 }).catch(
+        (error: Error) => assert.fail(`${error.message}: ${worker.output.stderr}`),
+      );
       const killed = await worker.kill('SIGKILL');
       assert.equal(killed.signal, 'SIGKILL');
       await blocker.query('rollback');
@@ -365,8 +376,9 @@ describe('booking workers as separate processes (postgres)', { skip: postgres.sk
       // The lease the killed worker took runs out at locked_until: wait for that moment, not a guess.
       const leaseEnds = Number(row.locked_until);
       assert.ok(leaseEnds > 0, 'the killed worker left its lease');
-      while (Date.now() <= leaseEnds)
-        await new Promise((resolve) => setTimeout(resolve, leaseEnds - Date.now() + 1));
+      await waitUntil(() => Date.now() > leaseEnds, "the killed worker's lease to run out", {
+        everyMs: Math.max(1, leaseEnds - Date.now() + 1),
+      });
       const retry = await runCli(database.url, ['worker', '--drain'], { env: { WORKER_LEASE_SECONDS: '2' } });
       assert.equal(retry.code, 0, retry.stderr);
       assert.equal(JSON.parse(retry.stdout).bookings, 1);

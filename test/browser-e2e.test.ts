@@ -73,8 +73,10 @@ describe('a person approves an agent in Chromium', { skip: skipWithoutChromium }
 
     await page.goto(`${t.baseUrl}/agent-console`);
     await page.screenshot({ path: `${ARTIFACTS}/approve-6-console.png`, fullPage: true });
+    // Revoking asks first: the disclosure opens the confirmation, its button revokes.
+    await page.locator('summary', { hasText: 'Revoke Trip planner' }).click();
     await page.getByRole('button', { name: 'Revoke Trip planner' }).click();
-    await page.getByText(/revoked/).waitFor();
+    await page.locator('.state-revoked').waitFor();
     await page.screenshot({ path: `${ARTIFACTS}/approve-7-revoked.png`, fullPage: true });
     const refused = await t.call('GET', '/api/ingest/highlights/pending', { token });
     assert.equal(refused.status, 401);

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sha256 } from '../src/secrets.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import { freePort, startTestApp, type TestApp } from './support/app.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 
@@ -33,6 +33,7 @@ describe('agent-commons CLI', { concurrency: true }, () => {
       let core: { id: string; email: string; tier: string };
       let mina: { id: string; tier: string };
       let pat: { id: string; tier: string };
+      let olga: { id: string; tier: string };
       let coreToken: string;
       // PostgreSQL repeats every command whose SQL it runs; refusals decided before any SQL run once.
       const everything = engine.name === 'sqlite';
@@ -87,6 +88,7 @@ describe('agent-commons CLI', { concurrency: true }, () => {
         assert.deepEqual(members.map((m) => m.id).sort(), listed.map((m) => m.id).sort());
         mina = members.find((m) => m.tier === 'member')!;
         pat = members.find((m) => m.tier === 'public')!;
+        olga = members.find((m) => m.tier === 'operator')!;
         for (const table of ['events', 'resources', 'corpus_documents'] as const) {
           const rows = await t.deps.db.selectFrom(table).select('id').execute();
           assert.ok(rows.length > 0, `${table} seeded`);
@@ -117,7 +119,7 @@ describe('agent-commons CLI', { concurrency: true }, () => {
 
         const [duplicate, setTier, unknownTier] = await Promise.all([
           runCli(url, ['member', 'create', '--email', 'cli.core@TEST.example', '--name', 'Again', '--json']),
-          runCli(url, ['member', 'set-tier', pat.id, 'resident']),
+          runCli(url, ['member', 'set-tier', pat.id, 'resident', '--by', olga.id]),
           // Refused before any SQL runs, so one engine is enough.
           everything
             ? runCli(url, [
@@ -301,8 +303,8 @@ describe('agent-commons CLI', { concurrency: true }, () => {
         }
 
         const [approve, reject] = await Promise.all([
-          runCli(url, ['highlights', 'approve', ids[0]]),
-          runCli(url, ['highlights', 'reject', ids[1]]),
+          runCli(url, ['highlights', 'approve', ids[0], '--by', olga.id]),
+          runCli(url, ['highlights', 'reject', ids[1], '--by', olga.id]),
         ]);
         assert.equal(approve.code, 0, approve.stderr);
         assert.equal(approve.stdout, `approved ${ids[0]}\n`);
@@ -322,8 +324,8 @@ describe('agent-commons CLI', { concurrency: true }, () => {
           .orderBy('id')
           .execute();
         assert.deepEqual(rows, [
-          { id: ids[0], status: 'active', decided_by: 'cli' },
-          { id: ids[1], status: 'rejected', decided_by: 'cli' },
+          { id: ids[0], status: 'active', decided_by: olga.id },
+          { id: ids[1], status: 'rejected', decided_by: olga.id },
         ]);
 
         const audit = await t.deps.db
@@ -333,12 +335,22 @@ describe('agent-commons CLI', { concurrency: true }, () => {
           .orderBy('target')
           .execute();
         assert.deepEqual(audit, [
-          { operator_id: 'cli', action: 'highlight.approve', target: ids[0], outcome: 'done' },
-          { operator_id: 'cli', action: 'highlight.reject', target: ids[1], outcome: 'done' },
+          { operator_id: olga.id, action: 'highlight.approve', target: ids[0], outcome: 'done' },
+          { operator_id: olga.id, action: 'highlight.reject', target: ids[1], outcome: 'done' },
         ]);
 
-        const again = await runCli(url, ['highlights', 'approve', ids[1]]);
-        assertRefused(again, new RegExp(`cannot approve ${ids[1]}: not_pending`));
+        const [again, notOperator, nobody] = await Promise.all([
+          runCli(url, ['highlights', 'approve', ids[1], '--by', olga.id]),
+          runCli(url, ['highlights', 'approve', ids[1], '--by', core.id]),
+          runCli(url, ['highlights', 'approve', ids[1], '--by', 'nobody@nowhere.example']),
+        ]);
+        assertRefused(again, new RegExp(`${ids[1]} was already decided \\(not_pending\\)`));
+        // --by names the operator; the pipeline checks their tier as it does for every door.
+        assertRefused(
+          notOperator,
+          /Scope admin:highlights_review needs tier operator; the member is on tier core/,
+        );
+        assertRefused(nobody, /no member nobody@nowhere\.example/);
         const unchanged = await t.deps.db
           .selectFrom('highlights')
           .select('status')
@@ -370,11 +382,10 @@ describe('agent-commons CLI', { concurrency: true }, () => {
 
     test('on a brand-new SQLite path it seeds the demo community and prints the URL', async () => {
       const file = newPath();
-      const port = await freePort();
       let server: ServerProcess | undefined;
       try {
-        server = await startServer(`sqlite:${file}`, port);
-        assert.match(server.stdout(), new RegExp(`listening on http://127\\.0\\.0\\.1:${port}\\b`));
+        server = await startServer(`sqlite:${file}`);
+        assert.match(server.stdout(), /listening on http:\/\/127\.0\.0\.1:\d+ /);
         for (const tier of TIERS) assert.equal(count(file, 'members', `WHERE tier = '${tier}'`), 1, tier);
         assert.ok(count(file, 'events') > 0, 'events');
         assert.ok(count(file, 'resources') > 0, 'resources');
@@ -391,11 +402,10 @@ describe('agent-commons CLI', { concurrency: true }, () => {
 
     test('with --no-seed it migrates but does not seed', async () => {
       const file = newPath();
-      const port = await freePort();
       let server: ServerProcess | undefined;
       try {
-        server = await startServer(`sqlite:${file}`, port, { args: ['--no-seed'] });
-        assert.match(server.stdout(), new RegExp(`listening on http://127\\.0\\.0\\.1:${port}\\b`));
+        server = await startServer(`sqlite:${file}`, { args: ['--no-seed'] });
+        assert.match(server.stdout(), /listening on http:\/\/127\.0\.0\.1:\d+ /);
         assert.equal(count(file, 'members'), 0);
         assert.equal(count(file, 'events'), 0);
         assert.equal(count(file, 'corpus_documents'), 0);

@@ -216,8 +216,50 @@ for (const engine of engines) {
       const viaA2a = await send('ic_signal_search', { q: 'printer' });
       assert.deepEqual(viaA2a.body.result, (await call('ic_signal_search', { q: 'printer' })).body);
       const missing = await send('ic_presentations_get', { number: 99 });
-      assert.equal(missing.body.error.code, -32004);
+      assert.equal(missing.body.error.code, -31404);
       assert.equal(missing.body.error.data.error, 'presentation_not_found');
+    });
+
+    test('REST: every public tool is a GET path answering what its MCP tool answers, without a token', async () => {
+      // A fresh minute for the anonymous per-IP budget: this test makes about thirty calls.
+      t.clock.advance(60_000);
+      const rest = (path: string) => t.call('GET', path);
+      const same: [string, string, Record<string, unknown>][] = [
+        ['/api/signal/issues?limit=2', 'ic_signal_list_issues', { limit: 2 }],
+        ['/api/signal/latest', 'ic_signal_get_latest', {}],
+        [
+          '/api/signal/issue?slug=2026-07-summer-schedule',
+          'ic_signal_get_issue',
+          { slug: '2026-07-summer-schedule' },
+        ],
+        [
+          '/api/signal/story?slug=2026-07-summer-schedule&story_id=resin-printer',
+          'ic_signal_get_story',
+          { slug: '2026-07-summer-schedule', story_id: 'resin-printer' },
+        ],
+        ['/api/signal/search?q=printer&limit=1', 'ic_signal_search', { q: 'printer', limit: 1 }],
+        ['/api/news', 'ic_news_get', {}],
+        ['/api/presentations', 'ic_presentations_list', {}],
+        ['/api/presentations/get?number=2', 'ic_presentations_get', { number: 2 }],
+        ['/api/payments/donate/info', 'ic_donate', {}],
+        ['/api/payments/donations', 'ic_donations_total', {}],
+      ];
+      for (const [path, tool, args] of same) {
+        const response = await rest(path);
+        assert.equal(response.status, 200, `${path}: ${response.text}`);
+        assert.deepEqual(response.body, (await call(tool, args)).body, path);
+      }
+      const missing = await rest('/api/presentations/get?number=99');
+      assert.equal(missing.status, 404);
+      assert.equal(missing.body.error, 'presentation_not_found');
+      const unknown = await rest('/api/signal/issue?slug=nope');
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.error, 'issue_not_found');
+      const bad = await rest('/api/signal/issues?limit=0');
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.error_kind, 'validation');
+      const spec = (await rest('/openapi.json')).body;
+      for (const [path] of same) assert.ok(spec.paths[path.split('?')[0]]?.get, `${path} in /openapi.json`);
     });
 
     test('JSON Feed 1.1: required fields, one item per issue, HTML rendered safely', async () => {

@@ -96,6 +96,13 @@ describe('state-changing calls authenticated by the session cookie refuse other 
       researchAsk: { q: 'events' },
       batchPublicReads: { requests: [{ id: 'up', method: 'GET', path: '/api/events/upcoming' }] },
       leaderboardOptIn: { optIn: false },
+      registerSigningKey: {
+        token_id: 'tok_cross_site',
+        jwk: { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' },
+      },
+      revokeSigningKey: { token_id: 'tok_cross_site' },
+      toggleSignatureEnforcement: { token_id: 'tok_cross_site' },
+      donate: { amount_usd: 5, name: 'Cora', message: 'Thanks!' },
     };
   });
   after(() => t?.close());

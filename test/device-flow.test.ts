@@ -131,7 +131,17 @@ for (const engine of engines) {
       const cancelled = await poll(grant.device_code);
       assert.equal(cancelled.status, 200);
       assert.deepEqual(cancelled.body, { status: 'cancelled', reason: 'not mine' });
-      assert.equal((await poll(grant.device_code)).status, 410);
+      const gone = await poll(grant.device_code);
+      assert.equal(gone.status, 410);
+      // RFC 8628's code for a declined grant, not the delivered one's.
+      assert.equal(gone.body.error, 'access_denied');
+      assert.equal(gone.body.message, 'The member declined this grant; start a new grant.');
+      const row = await t.deps.db
+        .selectFrom('device_grants')
+        .select('status')
+        .where('device_code_hash', '=', sha256(grant.device_code))
+        .executeTakeFirstOrThrow();
+      assert.equal(row.status, 'cancelled');
       const tokens = await t.deps.db
         .selectFrom('tokens')
         .select('id')

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { openDatabase } from '../src/storage/database.ts';
-import { freePort } from './support/app.ts';
 import { engines, freshDatabase } from './support/databases.ts';
 import { killAllChildren, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 
@@ -112,7 +111,6 @@ describe('kill -9 durability', { concurrency: true }, () => {
           '--tier',
           'core',
         ]);
-        const port = await freePort();
         // The database is migrated now, so the server can boot while the token is minted.
         const [minted, booted] = await Promise.all([
           runCliJson(database.url, [
@@ -123,7 +121,7 @@ describe('kill -9 durability', { concurrency: true }, () => {
             '--scopes',
             'events:submit_recap',
           ]),
-          startServer(database.url, port, { args: ['--no-seed'], env: SERVER_ENV }),
+          startServer(database.url, { args: ['--no-seed'], env: SERVER_ENV }),
         ]);
         server = booted;
 
@@ -135,7 +133,7 @@ describe('kill -9 durability', { concurrency: true }, () => {
         assert.equal(new Set(burst.acknowledged).size, burst.acknowledged.length);
         t.diagnostic(`${burst.acknowledged.length} acknowledged, ${burst.failed} cut off by the kill`);
 
-        server = await startServer(database.url, port, { args: ['--no-seed'], env: SERVER_ENV });
+        server = await startServer(database.url, { args: ['--no-seed'], env: SERVER_ENV });
         const stored = await storedIds(database.url);
         const lost = burst.acknowledged.filter((id) => !stored.has(id));
         assert.deepEqual(

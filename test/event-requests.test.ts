@@ -190,6 +190,7 @@ describe('event proposals from the CLI', () => {
 
   test('list, approve and decline', async () => {
     t.clock.set(Date.now());
+    const olga = await t.member('operator', 'Olga');
     const member = await t.member('core');
     const token = await t.token(member, ['events:request']);
     const start = new Date(Date.now() + 5 * MS.day).toISOString();
@@ -199,13 +200,16 @@ describe('event proposals from the CLI', () => {
     }
     const listed = await runCliJson(t.database.url, ['event-requests', 'list']);
     assert.deepEqual(listed.map((r: { id: string }) => r.id).sort(), [...ids].sort());
-    assert.equal((await runCli(t.database.url, ['event-requests', 'approve', ids[0]])).code, 0);
+    const approved = await runCli(t.database.url, ['event-requests', 'approve', ids[0], '--by', olga.id]);
+    assert.equal(approved.code, 0, approved.stderr);
     const declined = await runCli(t.database.url, [
       'event-requests',
       'decline',
       ids[1],
       '--reason',
       'duplicate',
+      '--by',
+      olga.id,
     ]);
     assert.equal(declined.code, 0, declined.stderr);
     const rows = await t.deps.db
@@ -224,10 +228,10 @@ describe('event proposals from the CLI', () => {
       .orderBy('action')
       .execute();
     assert.deepEqual(audit, [
-      { operator_id: 'cli', action: 'event_request.approve', target: ids[0], outcome: 'done' },
-      { operator_id: 'cli', action: 'event_request.decline', target: ids[1], outcome: 'done' },
+      { operator_id: olga.id, action: 'event_request.approve', target: ids[0], outcome: 'done' },
+      { operator_id: olga.id, action: 'event_request.decline', target: ids[1], outcome: 'done' },
     ]);
-    const twice = await runCli(t.database.url, ['event-requests', 'approve', ids[0]]);
+    const twice = await runCli(t.database.url, ['event-requests', 'approve', ids[0], '--by', olga.id]);
     assert.equal(twice.code, 1);
     assert.match(twice.stderr, /not_pending/);
   });

@@ -347,7 +347,13 @@ for (const engine of engines) {
     test('a refresh from the platform feed fills the cache with canonical URLs', async () => {
       served = feed(t.clock.now());
       const report = await refreshEvents(t.deps);
-      assert.deepEqual(report, { source: new URL(platformUrl).host, stored: 3, removed: 0, skipped: 1 });
+      assert.deepEqual(report, {
+        source: new URL(platformUrl).host,
+        stored: 3,
+        removed: 0,
+        skipped: 1,
+        served: 3,
+      });
       const stored = await t.deps.db
         .selectFrom('events')
         .select(['platform_url', 'source'])

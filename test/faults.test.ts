@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { toApiError } from '../src/core/errors.ts';
-import { freePort } from './support/app.ts';
+import { closedPort, freePort } from './support/app.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 
 const OUTAGE_MS = 10_000;
@@ -54,9 +54,11 @@ async function pgCommand(tool: string, args: string[]): Promise<void> {
 }
 
 class LocalPostgres {
+  readonly port: number;
   readonly dir = mkdtempSync(join(tmpdir(), 'faults-pg-'));
   readonly data = join(this.dir, 'data');
-  private constructor(readonly port: number) {
+  private constructor(port: number) {
+    this.port = port;
     if (asRoot) {
       const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
       const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
@@ -115,8 +117,11 @@ class LocalPostgres {
 }
 
 class LocalRedis {
+  readonly port: number;
   private child: ChildProcess | undefined;
-  constructor(readonly port: number) {}
+  constructor(port: number) {
+    this.port = port;
+  }
   async start() {
     this.child = spawn(
       redisServer!,
@@ -285,7 +290,7 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
     '00:00-24:00',
   ]);
   assert.equal(room.code, 0, room.stderr);
-  const server: ServerProcess = await startServer(url, await freePort(), {
+  const server: ServerProcess = await startServer(url, {
     args: ['--no-seed'],
     env: {
       REDIS_URL: `redis://127.0.0.1:${redis.port}`,
@@ -434,7 +439,7 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
   await sleep(1000);
   const redisDown = await readyz(server.baseUrl);
   assert.equal(redisDown.status, 503);
-  assert.deepEqual(redisDown.body.checks, { database: 'up', redis: 'down' });
+  assert.deepEqual(redisDown.body.checks, { database: 'up', migrations: 'up', redis: 'down' });
   await sleep(OUTAGE_MS - 1000);
   await redis.start();
   const redisBackAt = Date.now();
@@ -563,7 +568,7 @@ test('with Redis away the per-minute limits hold in process memory, and move bac
   const absent = new LocalRedis(await freePort());
   try {
     // Redis is not running when the server starts: it boots, serves and limits all the same.
-    const server = await startServer(`sqlite:${join(dir, 'agent.db')}`, await freePort(), {
+    const server = await startServer(`sqlite:${join(dir, 'agent.db')}`, {
       args: ['--no-seed'],
       env: { REDIS_URL: `redis://127.0.0.1:${absent.port}`, LIMIT_ANONYMOUS_PER_MINUTE: '5' },
     });
@@ -582,7 +587,7 @@ test('with Redis away the per-minute limits hold in process memory, and move bac
     assert.ok(Number(answers[5].retryAfter) > 0);
     const down = await readyz(server.baseUrl);
     assert.equal(down.status, 503);
-    assert.deepEqual(down.body.checks, { database: 'up', redis: 'down' });
+    assert.deepEqual(down.body.checks, { database: 'up', migrations: 'up', redis: 'down' });
     assert.equal(down.body.error, 'service_unavailable');
 
     // Redis arrives: readiness follows, and the windows are counted in Redis again (from zero).
@@ -613,7 +618,7 @@ test('the one error mapping: a database that is away is 503 service_unavailable,
   // A real refused connection, as the pool reports it.
   const refused = await new pg.Client({
     host: '127.0.0.1',
-    port: await freePort(),
+    port: await closedPort(),
     connectionTimeoutMillis: 2000,
   })
     .connect()

@@ -220,6 +220,38 @@ for (const engine of engines) {
       assert.equal(await quotaSpent(token), 0);
     });
 
+    test('the display forms agents written for the reference send are accepted and kept as sent', async () => {
+      const forms: Record<string, unknown>[] = [
+        { date: 'MAY 08' },
+        { date: 'May 8, 2026' },
+        { member_id: 4217 },
+        {
+          stats: [
+            { label: 'sold out', value: true },
+            { label: 'waitlist', value: null },
+          ],
+        },
+        { venue: { room: 'Hall B', floor: 2 }, tags: ['talk'] },
+      ];
+      for (const extra of forms) {
+        // A token of its own each: three new stories a day per token.
+        const { token } = await submitter();
+        const id = storyId('display');
+        const sent = story(id, extra);
+        const response = await submit(token, sent);
+        assert.equal(response.status, 202, `${JSON.stringify(extra)}: ${response.text}`);
+        assert.equal(response.body.id, id);
+        const row = await stored(id);
+        assert.ok(row, 'stored');
+        assert.equal(row.status, 'pending');
+        assert.deepEqual(JSON.parse(row.story), sent, 'stored exactly as sent');
+      }
+      const { token } = await submitter();
+      const tooLong = await submit(token, story(storyId('date'), { date: 'd'.repeat(65) }));
+      assert.equal(tooLong.status, 400, 'sizes are still checked');
+      assert.equal(tooLong.body.field, 'date');
+    });
+
     test('400 invalid_story for a story that breaks the rules', async () => {
       const { token } = await submitter();
       const { id: _omitted, ...withoutId } = story('unused');

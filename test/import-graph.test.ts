@@ -51,3 +51,40 @@ test('no import circle in src/ (type-only and dynamic imports included)', () => 
   const circles = cycles(graph).map((cycle) => cycle.map((file) => relative(SRC, file)).join(' → '));
   assert.deepEqual(circles, []);
 });
+
+/**
+ * The layers, top to bottom (docs/development.md draws them): a module imports from its own layer
+ * or a lower one, never a higher one. Paths are relative to src/; a directory covers what is in it.
+ */
+const LAYERS: string[][] = [
+  ['main.ts', 'cli/'],
+  ['app.ts', 'deps.ts', 'workers/'],
+  ['surfaces/'],
+  ['web/'],
+  ['operations/'],
+  ['domain/'],
+  ['core/'],
+  ['storage/', 'outbound.ts'],
+  ['http/', 'config.ts', 'config/', 'clock.ts', 'secrets.ts'],
+];
+
+function layerOf(path: string): number {
+  const index = LAYERS.findIndex((members) =>
+    members.some((member) => (member.endsWith('/') ? path.startsWith(member) : path === member)),
+  );
+  assert.notEqual(index, -1, `src/${path} belongs to no layer: add it to LAYERS and docs/development.md`);
+  return index;
+}
+
+test('every import points down the layers (or stays in its own)', () => {
+  const upward: string[] = [];
+  for (const file of sourceFiles(SRC)) {
+    const from = relative(SRC, file);
+    for (const target of importsOf(file)) {
+      const to = relative(SRC, target);
+      if (to.startsWith('..')) continue;
+      if (layerOf(to) < layerOf(from)) upward.push(`${from} → ${to}`);
+    }
+  }
+  assert.deepEqual(upward, []);
+});

@@ -192,12 +192,13 @@ for (const engine of engines) {
         assert.equal(viaMcp.body.error, 'insufficient_scope', name);
         assert.equal(viaMcp.body.error_kind, 'insufficient_scope', name);
         const viaA2a = await a2a(name, args, token);
-        assert.equal(viaA2a.body.error.code, -32003, viaA2a.text);
+        assert.equal(viaA2a.body.error.code, -31403, viaA2a.text);
         assert.equal(viaA2a.body.error.data.error, 'insufficient_scope');
       }
       assert.deepEqual(await tierRows(member.id), []);
       const anonymous = await a2a('ic_get_my_membership', {});
-      assert.equal(anonymous.body.error.code, -32001);
+      assert.equal(anonymous.status, 401, anonymous.text);
+      assert.equal(anonymous.body.error.code, -31401);
     });
 
     test('tools/list, agent/capabilities and ic_capabilities (on both surfaces) include the tools', async () => {
@@ -229,12 +230,17 @@ for (const engine of engines) {
       const response = await fetch(`${t.baseUrl}/.well-known/mcp.json`);
       assert.equal(response.status, 200);
       const doc = (await response.json()) as Record<string, any>;
-      assert.equal(doc.name, 'agent-commons');
+      // The MCP registry's namespace/name: the host in reverse-DNS order (127.0.0.1 here).
+      assert.equal(doc.name, '1.0.0.127/agent-commons');
+      assert.equal(doc.title, 'agent-commons');
       assert.equal(doc.version, '2026-07-16');
       assert.equal(doc.endpoint, `${t.baseUrl}/api/mcp`);
       assert.equal(doc.transport, 'streamable-http');
       assert.equal(doc.auth.type, 'bearer');
-      assert.equal(doc.auth.protected_resource_metadata, `${t.baseUrl}/.well-known/oauth-protected-resource`);
+      assert.equal(
+        doc.auth.protected_resource_metadata,
+        `${t.baseUrl}/.well-known/oauth-protected-resource/api/mcp`,
+      );
       const tools = OPERATIONS.filter((op) => op.mcpTool);
       assert.deepEqual(
         doc.tools.map((tool: { name: string }) => tool.name),

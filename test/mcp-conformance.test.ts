@@ -23,10 +23,12 @@ async function mcpTool(t: TestApp, name: string, args: Record<string, unknown>, 
     headers,
     body: JSON.stringify(message),
   });
-  return { status: response.status, body: (await response.json()) as any };
+  return { status: response.status, headers: response.headers, body: (await response.json()) as any };
 }
 
 /** A wire body without what differs on every call. */
+const BAD_TOKEN = 'agt_not-a-real-token';
+
 function stable(body: Record<string, unknown>, volatile: string[] = []) {
   const copy: Record<string, unknown> = { ...body };
   for (const key of ['request_id', ...volatile]) delete copy[key];
@@ -54,7 +56,20 @@ for (const engine of engines) {
       const viaRest = await rest();
       const viaMcp = await mcpTool(t, tool, args as Record<string, unknown>, token);
       const result = viaMcp.body.result;
-      return { viaRest, viaMcp, result, mcpBody: result.structuredContent as Record<string, unknown> };
+      return { viaRest, viaMcp, result, mcpBody: result?.structuredContent as Record<string, unknown> };
+    }
+
+    /**
+     * Where the surfaces differ on purpose: MCP refuses a token it cannot accept before any method
+     * runs (the MCP authorization spec's 401 invalid_token), while REST reads a bad bearer on an
+     * optional-bearer operation as no bearer (reference §3).
+     */
+    async function refusedOnMcp(tool: string, args: object) {
+      const viaMcp = await mcpTool(t, tool, args as Record<string, unknown>, BAD_TOKEN);
+      assert.equal(viaMcp.status, 401);
+      assert.match(viaMcp.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token"/);
+      assert.equal(viaMcp.body.error.code, -32001);
+      assert.equal(viaMcp.body.error.data.error, 'invalid_token');
     }
 
     test('ic_highlights_status', async () => {
@@ -68,8 +83,8 @@ for (const engine of engines) {
         [{ id: '' }, token, 400],
         [{ colour: 'blue' }, token, 400],
         [{ id: queued.id }, undefined, 401],
-        [{ id: queued.id }, 'agt_not-a-real-token', 401],
       ];
+      await refusedOnMcp('ic_highlights_status', { id: queued.id });
       for (const [args, bearer, status] of cases) {
         const query = new URLSearchParams(args as Record<string, string>).toString();
         const { viaRest, viaMcp, result, mcpBody } = await both(
@@ -92,10 +107,15 @@ for (const engine of engines) {
       const cases: [Record<string, unknown>, string | undefined, number][] = [
         [{ message: 'Same on both surfaces.', kind: 'broken_url', colour: 'blue' }, token, 201],
         [{ message: 'Anonymous report.' }, undefined, 201],
-        [{ message: 'Bad bearer is anonymous.' }, 'agt_not-a-real-token', 201],
         [{ message: '' }, undefined, 400],
         [{ message: 'Odd class.', category: 'nonsense' }, token, 400],
       ];
+      const anonymous = await t.call('POST', FEEDBACK, {
+        token: BAD_TOKEN,
+        body: { message: 'Bad bearer on REST.' },
+      });
+      assert.equal(anonymous.status, 201, 'REST: a bad bearer on an optional-bearer operation is no bearer');
+      await refusedOnMcp('ic_feedback_submit', { message: 'Bad bearer on MCP.' });
       for (const [args, bearer, status] of cases) {
         const { viaRest, mcpBody } = await both(
           'ic_feedback_submit',

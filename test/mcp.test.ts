@@ -106,7 +106,10 @@ for (const engine of engines) {
       assert.deepEqual(tools.map((tool) => tool.name).sort(), expected.sort());
       for (const op of registryTools) {
         const tool = tools.find((candidate) => candidate.name === op.mcpTool)!;
-        assert.deepEqual(tool.inputSchema, JSON.parse(JSON.stringify(op.input)), op.mcpTool);
+        // Every MCP caller is an agent: what only a browser session may leave out is required here.
+        const input = JSON.parse(JSON.stringify(op.input));
+        if (op.agentRequired) input.required = [...new Set([...(input.required ?? []), ...op.agentRequired])];
+        assert.deepEqual(tool.inputSchema, input, op.mcpTool);
         assert.ok(tool.description?.startsWith(op.summary), op.mcpTool);
       }
     });
@@ -130,42 +133,84 @@ for (const engine of engines) {
       assert.deepEqual(JSON.parse(row!.story), sent);
     });
 
-    test('without the scope the refusal is in-band: insufficient_scope, nothing stored', async () => {
+    test('without the scope the refusal is in-band; from 2025-11-25 it also carries a scope challenge when the tier could grant it', async () => {
       const { token } = await tokenWith(['read:public']);
-      const sent = story('noscope');
-      const result = await (await connect(token)).callTool({ name: 'ic_highlights_submit', arguments: sent });
-      assert.equal(result.isError, true);
-      assert.deepEqual(stable(result.structuredContent as Record<string, unknown>, ['message']), {
+      const expected = {
         ok: false,
         error: 'insufficient_scope',
         error_kind: 'insufficient_scope',
         tier: 'core',
         required_scope: 'events:submit_recap',
+      };
+      const older = story('noscope-0618');
+      const inBand = await mcpPost(t, toolCall('ic_highlights_submit', older), {
+        token,
+        headers: { 'mcp-protocol-version': '2025-06-18' },
       });
-      assert.equal(await storedHighlight(sent.id), undefined);
+      assert.equal(inBand.status, 200);
+      assert.equal(inBand.headers.get('www-authenticate'), null);
+      assert.equal(inBand.body.result.isError, true);
+      assert.deepEqual(stable(inBand.body.result.structuredContent, ['message']), expected);
+      const newer = story('noscope-1125');
+      const challenged = await mcpPost(t, toolCall('ic_highlights_submit', newer), { token });
+      assert.equal(challenged.status, 200);
+      assert.equal(challenged.body.result.isError, true);
+      assert.match(
+        challenged.headers.get('www-authenticate') ?? '',
+        new RegExp(
+          `^Bearer error="insufficient_scope", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/mcp", error_description="[^"]+", scope="read:public events:submit_recap"$`,
+        ),
+      );
+      assert.deepEqual(
+        stable(challenged.body.result.structuredContent, ['message']),
+        expected,
+        'the body is the same',
+      );
+      // The SDK client reads it as a tool result.
+      const viaSdk = await (await connect(token)).callTool({
+        name: 'ic_highlights_submit',
+        arguments: story('sdk'),
+      });
+      assert.equal(viaSdk.isError, true);
+      assert.equal((viaSdk.structuredContent as { error: string }).error, 'insufficient_scope');
+      for (const id of [older.id, newer.id]) assert.equal(await storedHighlight(id), undefined);
+      // A scope above the member's tier stays in-band: no consent could grant it.
+      const member = await tokenWith(['read:public'], { tier: 'member' });
+      const aboveTier = await mcpPost(t, toolCall('ic_highlights_submit', story('tier')), {
+        token: member.token,
+      });
+      assert.equal(aboveTier.status, 200);
+      assert.equal(aboveTier.headers.get('www-authenticate'), null);
+      assert.equal(aboveTier.body.result.isError, true);
     });
 
     test('a revoked or missing bearer is an HTTP 401 with the resource-metadata challenge', async () => {
       const { token } = await tokenWith(['events:submit_recap']);
       await t.call('POST', '/api/agent/token/revoke', { token, body: {} });
-      const challenge = `Bearer resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource"`;
-      for (const [bearer, code] of [
-        [token, 'token_revoked'],
-        [undefined, 'missing_token'],
-      ] as const) {
-        const sent = story('revoked');
-        const response = await mcpPost(t, toolCall('ic_highlights_submit', sent), { token: bearer });
-        assert.equal(response.status, 401);
-        assert.equal(response.headers.get('www-authenticate'), challenge);
-        assert.match(response.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/);
-        assert.equal(response.body.result.isError, true);
-        assert.equal(response.body.result.structuredContent.error, code);
-        assert.equal(response.body.result.structuredContent.error_kind, 'unauthorized');
-        assert.equal(await storedHighlight(sent.id), undefined);
-      }
-      // The SDK client surfaces the 401 as a failure, not as a result.
-      const client = await connect(token);
-      await assert.rejects(client.callTool({ name: 'ic_highlights_submit', arguments: story('sdk') }));
+      const metadata = `${t.baseUrl}/.well-known/oauth-protected-resource/api/mcp`;
+      // A missing token: the tool answers in-band, and the HTTP status says how to get one.
+      const unsent = story('missing');
+      const missing = await mcpPost(t, toolCall('ic_highlights_submit', unsent));
+      assert.equal(missing.status, 401);
+      assert.equal(missing.headers.get('www-authenticate'), `Bearer resource_metadata="${metadata}"`);
+      assert.match(missing.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/);
+      assert.equal(missing.body.result.isError, true);
+      assert.equal(missing.body.result.structuredContent.error, 'missing_token');
+      assert.equal(missing.body.result.structuredContent.error_kind, 'unauthorized');
+      assert.equal(await storedHighlight(unsent.id), undefined);
+      // A revoked token: refused before any method runs (the MCP authorization spec's invalid_token).
+      const sent = story('revoked');
+      const revoked = await mcpPost(t, toolCall('ic_highlights_submit', sent), { token });
+      assert.equal(revoked.status, 401);
+      assert.equal(
+        revoked.headers.get('www-authenticate'),
+        `Bearer error="invalid_token", resource_metadata="${metadata}", error_description="The bearer token has been revoked."`,
+      );
+      assert.equal(revoked.body.error.code, -32001);
+      assert.equal(revoked.body.error.data.error, 'token_revoked');
+      assert.equal(await storedHighlight(sent.id), undefined);
+      // The SDK client learns it at connect (initialize), not at its first member tool.
+      await assert.rejects(connect(token), /401|invalid_token|revoked/i);
     });
 
     test('initialize, tools/list and public tools need no token', async () => {

@@ -61,9 +61,17 @@ for (const engine of engines) {
         },
         { tier: 'member', pending: null, history: [], email: member.email, name: 'Mina' },
       );
-      for (const tier of ['public', 'member', 'operator', 'emperor']) {
+      const reasons: Record<string, string> = {
+        public: 'Tier public is not above the current tier member.',
+        member: 'Tier member is not above the current tier member.',
+        operator: 'Tier operator is granted by an operator, not requested.',
+        emperor: 'There is no tier "emperor".',
+      };
+      for (const [tier, reason] of Object.entries(reasons)) {
         const refused = await as(session, 'POST', '/api/tier/request', { tier });
         assert.equal(refused.status, 400, tier);
+        assert.equal(refused.body.error, 'tier_not_requestable', tier);
+        assert.equal(refused.body.message, reason, tier);
         assert.equal(refused.body.current_tier, 'member');
         assert.deepEqual(refused.body.requestable, ['resident', 'core']);
       }
@@ -256,6 +264,7 @@ describe('tier requests from the command line (sqlite)', () => {
   after(() => t?.close());
 
   test('tier list, approve and deny decide requests in the shared database', async () => {
+    const olga = await t.member('operator', 'Olga');
     const first = await t.member('member');
     const second = await t.member('member');
     for (const member of [first, second]) {
@@ -274,7 +283,7 @@ describe('tier requests from the command line (sqlite)', () => {
       'approve',
       byMember.get(first.id)!,
       '--by',
-      'Olga',
+      olga.email,
     ]);
     assert.equal(approved.code, 0, approved.stderr);
     const denied = await runCli(t.database.url, [
@@ -283,13 +292,13 @@ describe('tier requests from the command line (sqlite)', () => {
       byMember.get(second.id)!,
       '--reason',
       'not yet',
+      '--by',
+      olga.id,
     ]);
     assert.equal(denied.code, 0, denied.stderr);
-    assert.equal(
-      (await runCli(t.database.url, ['tier', 'deny', byMember.get(second.id)!])).code,
-      1,
-      'already decided',
-    );
+    const again = await runCli(t.database.url, ['tier', 'deny', byMember.get(second.id)!, '--by', olga.id]);
+    assert.equal(again.code, 1, 'already decided');
+    assert.match(again.stderr, /already decided \(not_pending\)/);
     assert.equal((await getMember(t.deps.db, first.id))?.tier, 'resident');
     assert.equal((await getMember(t.deps.db, second.id))?.tier, 'member');
     const rows = await t.deps.db

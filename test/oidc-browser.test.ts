@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { sha256 } from '../src/secrets.ts';
-import { freePort, startTestApp, type TestApp } from './support/app.ts';
+import { holdPort, startTestApp, type TestApp } from './support/app.ts';
 import { launchChromium, skipWithoutChromium } from './support/chromium.ts';
 import { type LocalOidcProvider, startOidcProvider } from './support/oidc-provider.ts';
 
@@ -23,8 +23,8 @@ describe('OpenID Connect sign-in against a local provider, in Chromium', {
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const [openPort, closedPort] = [await freePort(), await freePort()];
-    provider = await startOidcProvider([callbackOf(openPort), callbackOf(closedPort)]);
+    const [openPort, closedPort] = [await holdPort(), await holdPort()];
+    provider = await startOidcProvider([callbackOf(openPort.port), callbackOf(closedPort.port)]);
     const oidc = {
       issuer: provider.issuer,
       clientId: provider.clientId,

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { OIDC_LOGIN_TTL_MS } from '../src/domain/auth/oidc-logins.ts';
 import { sha256 } from '../src/secrets.ts';
-import { freePort, startTestApp, type TestApp } from './support/app.ts';
+import { closedPort, holdPort, startTestApp, type TestApp } from './support/app.ts';
 import { Browser } from './support/browser.ts';
 import { engines } from './support/databases.ts';
 import { type LocalOidcProvider, startOidcProvider } from './support/oidc-provider.ts';
@@ -14,8 +14,8 @@ for (const engine of engines) {
     let provider: LocalOidcProvider;
     let t: TestApp;
     before(async () => {
-      const port = await freePort();
-      provider = await startOidcProvider([`http://127.0.0.1:${port}/signin/oidc/callback`]);
+      const port = await holdPort();
+      provider = await startOidcProvider([`http://127.0.0.1:${port.port}/signin/oidc/callback`]);
       t = await startTestApp({
         engine: engine.name,
         port,
@@ -146,7 +146,7 @@ for (const engine of engines) {
 describe('OpenID Connect with the provider down', () => {
   let t: TestApp;
   before(async () => {
-    const nobody = await freePort();
+    const nobody = await closedPort();
     t = await startTestApp({
       config: {
         oidc: { issuer: `http://127.0.0.1:${nobody}`, clientId: 'c', clientSecret: 's', label: 'SSO' },

@@ -437,7 +437,9 @@ function checkInput(op: Operation, described: any): void {
       assert.equal(body.required, true);
       const documented = body.content['application/json'].schema;
       assert.deepEqual(Object.keys(documented.properties).sort(), names);
-      assert.deepEqual([...(documented.required ?? [])].sort(), [...(schema.required ?? [])].sort());
+      // OpenAPI is written for agents: what only a browser session may leave out is required too.
+      const required = new Set([...(schema.required ?? []), ...(op.agentRequired ?? [])]);
+      assert.deepEqual([...(documented.required ?? [])].sort(), [...required].sort());
     }
   } else {
     assert.equal(described.requestBody, undefined, `${op.id} takes no body`);

@@ -114,7 +114,7 @@ for (const engine of engines) {
       for (let round = 0; round < 10; round++) {
         const page = await browser.request('GET', path);
         assert.equal(page.status, 200);
-        const ids = [...page.text.matchAll(/<article class="op" id="([^"]+)"/g)].map((m) => m[1]);
+        const ids = [...page.text.matchAll(/<article class="card" id="([^"]+)"/g)].map((m) => m[1]);
         assert.ok(ids.length <= 50, `at most 50 on a page, got ${ids.length}`);
         seen.push(...ids);
         const next = page.text.match(/<a href="([^"]+)" rel="next">/)?.[1]?.replace(/&amp;/g, '&');

@@ -145,7 +145,12 @@ for (const engine of engines) {
           outcome: audit.outcome,
           detail: JSON.parse(audit.detail),
         },
-        { operator: operator.id, action: 'tier_request.approve', outcome: 'done', detail: { via: 'agent' } },
+        {
+          operator: operator.id,
+          action: 'tier_request.approve',
+          outcome: 'done',
+          detail: { via: 'agent', surface: 'mcp' },
+        },
       );
       const log = await readEvents(t.deps.db, member.id, { since: 0, limit: 50 });
       assert.deepEqual(
@@ -245,7 +250,8 @@ for (const engine of engines) {
 
     test('refusals: no token, no scope, a sandbox token', async () => {
       const anonymous = await a2a('ic_admin_feedback_list', {});
-      assert.equal(anonymous.body.error.code, -32001);
+      assert.equal(anonymous.status, 401, anonymous.text);
+      assert.equal(anonymous.body.error.code, -31401);
       const narrow = await t.token(operator, ['admin:feedback_review']);
       const forbidden = await mcp(narrow, 'ic_admin_tier_requests_list');
       assert.equal(forbidden.isError, true);
@@ -305,7 +311,7 @@ for (const engine of engines) {
       assert.equal(stored.status, 'open', 'the refused mutation rolled back');
       assert.deepEqual(await auditRows(last), [], 'and left no audit row');
       const viaA2a = await a2a('ic_admin_feedback_resolve', { ticket_id: last, confirm: true }, quotaToken);
-      assert.equal(viaA2a.body.error.code, -32029);
+      assert.equal(viaA2a.body.error.code, -31429);
       assert.equal(viaA2a.body.error.data.error_kind, 'rate_limit');
       assert.ok(viaA2a.body.error.data.retry_after_seconds > 0);
       assert.match(viaA2a.headers.get('ratelimit-policy') ?? '', /"operator_mutations";q=20/);

@@ -24,16 +24,12 @@ function assertPageHeaders(headers: Headers, what: string): void {
   assert.deepEqual(directives.get('base-uri'), ["'none'"], `${what}: base-uri`);
   assert.deepEqual(directives.get('object-src'), ["'none'"], `${what}: object-src`);
   assert.equal(directives.get('form-action')?.[0], "'self'", `${what}: form-action`);
-  for (const name of ['script-src', 'style-src']) {
-    const sources = directives.get(name) ?? [];
-    assert.ok(sources.length > 0, `${what}: ${name} is set`);
-    for (const source of sources)
-      assert.match(
-        source,
-        /^'sha256-[A-Za-z0-9+/]{43}='$/,
-        `${what}: ${name} allows hashed inline code only`,
-      );
-  }
+  for (const name of ['script-src', 'style-src'])
+    assert.deepEqual(
+      directives.get(name),
+      ["'self'"],
+      `${what}: ${name} allows our own files only, no inline code`,
+    );
   assert.equal(headers.get('x-frame-options'), 'DENY', `${what}: X-Frame-Options`);
   assert.ok(
     ['no-referrer', 'same-origin', 'strict-origin-when-cross-origin'].includes(
@@ -212,8 +208,11 @@ describe('the approval page in Chromium', { skip: skipWithoutChromium }, () => {
     const problems = await watched(page);
 
     await page.goto(`${t.baseUrl}/signin`);
-    // The page's one stylesheet applies (60rem wide body): it is not blocked.
-    assert.equal(await page.evaluate(() => getComputedStyle(document.body).maxWidth), '960px');
+    // The page's stylesheet, served by us, applies (the content column is 64rem wide): it is not blocked.
+    assert.equal(
+      await page.evaluate(() => getComputedStyle(document.querySelector('main')!).maxWidth),
+      '1024px',
+    );
     await page.getByLabel('Email address').fill(member.email);
     await page.getByRole('button', { name: 'Send me a link' }).click();
     await page.getByText('Check your mail').waitFor();
@@ -235,7 +234,7 @@ describe('the approval page in Chromium', { skip: skipWithoutChromium }, () => {
     await page.goto(`${t.baseUrl}/agent-console`);
     await page.getByLabel('Name').fill('Laptop');
     await page.getByRole('checkbox', { name: 'read:public' }).check();
-    await page.getByRole('button', { name: 'Mint' }).click();
+    await page.getByRole('button', { name: 'Mint', exact: true }).click();
     const plaintext = (await page.locator('#new-token').textContent()) ?? '';
     assert.match(plaintext, /^agt_/);
     await page.getByRole('button', { name: 'Copy' }).click();

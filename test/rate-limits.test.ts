@@ -5,14 +5,14 @@ import { Redis } from 'ioredis';
 import { parseList, serializeList } from 'structured-headers';
 import { MS } from '../src/clock.ts';
 import { outcomeFor, type RatePolicy, rateLimitHeaders } from '../src/core/rate-limit.ts';
+import { openDatabase } from '../src/storage/database.ts';
+import { migrateToLatest } from '../src/storage/migrations.ts';
 import {
   DatabaseWindowCounters,
   MemoryWindowCounters,
   RedisWindowCounters,
   type WindowCounterStore,
-} from '../src/http/counter-stores.ts';
-import { openDatabase } from '../src/storage/database.ts';
-import { migrateToLatest } from '../src/storage/migrations.ts';
+} from '../src/storage/window-counters.ts';
 import { startTestApp } from './support/app.ts';
 import { engines, freshDatabase } from './support/databases.ts';
 

@@ -32,7 +32,8 @@ for (const engine of engines) {
     test('papers by default; sources filter; each result carries the documented fields', async () => {
       const papers = await ask({ q: 'fresnel lens' });
       assert.equal(papers.status, 200);
-      assert.equal(papers.body.via, 'index');
+      assert.equal(papers.body.answered_by, 'index');
+      assert.equal(papers.body.via, 'agent', 'via is the credential path, as on every operation');
       assert.deepEqual(
         papers.body.results.map((r: { title: string; section: string; source: string }) => [
           r.title,
@@ -118,6 +119,7 @@ for (const engine of engines) {
       const { body } = response;
       assert.deepEqual(Object.keys(body).sort(), [
         'answer',
+        'answered_by',
         'citations',
         'k',
         'model',
@@ -127,8 +129,8 @@ for (const engine of engines) {
         'via',
       ]);
       assert.deepEqual(
-        [body.q, body.k, body.model, body.via],
-        ['how do bees tell the distance to flowers', 3, 'small', 'extractive'],
+        [body.q, body.k, body.model, body.answered_by, body.via],
+        ['how do bees tell the distance to flowers', 3, 'small', 'extractive', 'agent'],
       );
       assert.deepEqual(body.usage, { input_tokens: 0, output_tokens: 0 });
       const ids = body.results.map((r: { id: string }) => r.id);
@@ -170,6 +172,8 @@ for (const engine of engines) {
         assert.equal((await call({ token: b })).status, 200);
         const bySession = await call({ cookie });
         assert.equal(bySession.status, 200);
+        assert.equal(bySession.body.via, 'session', 'a browser session is the session credential path');
+        assert.equal(bySession.body.answered_by, 'index');
         assert.match(bySession.headers.get('ratelimit') ?? '', /"research";r=0/);
         const refused = await call({ token: b });
         assert.equal(refused.status, 429);

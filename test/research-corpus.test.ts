@@ -120,7 +120,8 @@ for (const engine of engines) {
       const found = await ask('moraines retreat');
       assert.equal(found.status, 200);
       assert.deepEqual(found.body, {
-        via: 'index',
+        answered_by: 'index',
+        via: 'agent',
         results: [
           {
             id: `${outcomes[3].id}#0`,

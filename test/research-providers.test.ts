@@ -137,7 +137,8 @@ for (const protocol of PROTOCOLS) {
         ],
         results: response.body.results,
         usage: { input_tokens: 120, output_tokens: 30 },
-        via: protocol.provider,
+        answered_by: protocol.provider,
+        via: 'agent',
       });
     });
 

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import SQLite from 'better-sqlite3';
 import { freshDatabase } from './support/databases.ts';
 import { ROOT } from './support/processes.ts';
 
@@ -42,6 +43,35 @@ describe(`runtime (Node ${process.versions.node})`, () => {
         encoding: 'utf8',
       });
       assert.equal(ok.status, 0, `${version}: ${ok.stderr}`);
+    }
+  });
+
+  test('the CLI runs on Node’s own type stripping, and through tsx where stripping is off', async () => {
+    const database = await freshDatabase('sqlite');
+    cleanups.push(() => database.drop());
+    const env = { ...process.env, NODE_OPTIONS: '', NODE_TEST_CONTEXT: '', DATABASE_URL: database.url };
+    const cli = (flags: string[], args: string[]) =>
+      spawnSync(process.execPath, [...flags, 'bin/agent-commons.js', ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env,
+      });
+    const migrated = cli([], ['migrate']);
+    assert.equal(migrated.status, 0, migrated.stderr);
+    const created = cli(
+      ['--no-experimental-strip-types'],
+      ['member', 'create', '--email', 'strip@example.org', '--name', 'Strip', '--tier', 'core', '--json'],
+    );
+    assert.equal(created.status, 0, created.stderr);
+    for (const run of [migrated, created]) assert.doesNotMatch(run.stderr, /ExperimentalWarning|ERR_/);
+    const member = JSON.parse(created.stdout);
+    const sqlite = new SQLite(database.url.slice('sqlite:'.length), { readonly: true });
+    try {
+      const stored = sqlite.prepare('select email, tier from members where id = ?').get(member.id);
+      assert.deepEqual(stored, { email: 'strip@example.org', tier: 'core' });
+    } finally {
+      sqlite.close();
     }
   });
 });

@@ -65,7 +65,9 @@ describe('sign-in delivery', () => {
   test('`serve` says in one line how sign-in is delivered, and the key it prints opens the outbox', async () => {
     const database = await freshDatabase('sqlite');
     try {
-      const server = await startServer(database.url, await freePort(), { args: ['--no-seed'] });
+      // A port chosen before the start: the outbox link it prints is built from the public URL,
+      // which must name the port the server listens on (with port 0 it would name port 0).
+      const server = await startServer(database.url, { port: await freePort(), args: ['--no-seed'] });
       const lines = server
         .stdout()
         .split('\n')
@@ -98,7 +100,7 @@ describe('sign-in delivery', () => {
         const config = loadConfig({ ...env, DATABASE_URL: database.url });
         await assert.rejects(createDeps(config), SignInUndeliverable);
         const run = await runCli(database.url, ['serve', '--no-seed'], {
-          env: { ...env, PORT: String(await freePort()) },
+          env: { ...env, PORT: '0' },
           timeoutMs: 30_000,
         });
         assert.equal(run.code, 1, run.stderr);

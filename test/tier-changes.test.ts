@@ -42,6 +42,7 @@ for (const engine of engines) {
       t.deps.db.selectFrom('operator_audit').selectAll().where('target', '=', target).orderBy('at').execute();
 
     test('CLI set-tier: demotion and promotion land in history, event log and audit; the agent sees why', async () => {
+      const olga = await t.member('operator', 'Olga');
       const member = await t.member('resident', 'Rhea');
       const token = await t.token(member, ['membership:read', 'resources:read']);
 
@@ -51,7 +52,7 @@ for (const engine of engines) {
         member.id,
         'member',
         '--by',
-        'olga',
+        olga.id,
         '--reason',
         'lapsed dues',
       ]);
@@ -63,7 +64,7 @@ for (const engine of engines) {
         member.id,
         'resident',
         '--by',
-        'olga',
+        olga.email,
       ]);
       assert.equal(promoted.code, 0, promoted.stderr);
 
@@ -73,16 +74,16 @@ for (const engine of engines) {
       assert.deepEqual(
         history.map((h) => [h.status, h.granted_tier, h.decided_by, h.reason]),
         [
-          ['changed', 'member', 'olga', 'lapsed dues'],
-          ['changed', 'resident', 'olga', null],
+          ['changed', 'member', olga.id, 'lapsed dues'],
+          ['changed', 'resident', olga.id, null],
         ],
       );
       const audit = await audits(member.id);
       assert.deepEqual(
         audit.map((a) => [a.operator_id, a.action, a.outcome, JSON.parse(a.detail).tier]),
         [
-          ['olga', 'member.set_tier', 'done', 'member'],
-          ['olga', 'member.set_tier', 'done', 'resident'],
+          [olga.id, 'member.set_tier', 'done', 'member'],
+          [olga.id, 'member.set_tier', 'done', 'resident'],
         ],
       );
 
@@ -102,8 +103,8 @@ for (const engine of engines) {
           ],
         ),
         [
-          ['tier_changed', 'resident', 'member', 'lapsed dues', 'olga'],
-          ['tier_changed', 'member', 'resident', null, 'olga'],
+          ['tier_changed', 'resident', 'member', 'lapsed dues', olga.id],
+          ['tier_changed', 'member', 'resident', null, olga.id],
         ],
       );
       const membership = await send('ic_get_my_membership', {}, token);
@@ -118,10 +119,18 @@ for (const engine of engines) {
     });
 
     test('CLI set-tier to an unknown tier or member changes nothing and writes a refused audit row', async () => {
+      const olga = await t.member('operator', 'Olga');
       const member = await t.member('member');
-      const unknown = await runCli(t.database.url, ['member', 'set-tier', member.id, 'royalty']);
+      const unknown = await runCli(t.database.url, [
+        'member',
+        'set-tier',
+        member.id,
+        'royalty',
+        '--by',
+        olga.id,
+      ]);
       assert.equal(unknown.code, 1);
-      assert.match(unknown.stderr, /unknown tier "royalty"/);
+      assert.match(unknown.stderr, /unknown tier "royalty"/i);
       assert.equal(await storedTier(member.id), 'member');
       assert.deepEqual(await tierHistory(member.id), []);
       const audit = await audits(member.id);
@@ -130,18 +139,19 @@ for (const engine of engines) {
     });
 
     test('CLI tier approve writes its audit row beside the decision', async () => {
+      const olga = await t.member('operator', 'Olga');
       const member = await t.member('public');
       const token = await t.token(member, ['membership:write']);
       const asked = await send('ic_request_tier', { tier: 'member', note: 'hello' }, token);
       assert.equal(asked.body.error, undefined, asked.text);
       const requestId = asked.body.result.pending.id;
       assert.ok(requestId, asked.text);
-      const approved = await runCli(t.database.url, ['tier', 'approve', requestId, '--by', 'olga']);
+      const approved = await runCli(t.database.url, ['tier', 'approve', requestId, '--by', olga.id]);
       assert.equal(approved.code, 0, approved.stderr);
       const audit = await audits(requestId);
       assert.deepEqual(
         audit.map((a) => [a.operator_id, a.action, a.outcome]),
-        [['olga', 'tier_request.approve', 'done']],
+        [[olga.id, 'tier_request.approve', 'done']],
       );
       assert.equal(await storedTier(member.id), 'member');
     });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createSession, revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../src/domain/auth/sessions.ts';
 import { setMemberTier } from '../src/domain/members/members.ts';
 import { sha256 } from '../src/secrets.ts';
 import { openDatabase } from '../src/storage/database.ts';
@@ -57,5 +58,77 @@ describe('token lookup cache (sqlite)', () => {
     assert.equal((await submit()).status, 202);
     await setMemberTier(t.deps.db, t.clock, t.deps.tiers, member.id, 'resident');
     assert.equal((await submit()).status, 403);
+  });
+
+  const tierMe = (session: string) =>
+    t.call('GET', '/api/tier/me', { headers: { cookie: `${SESSION_COOKIE}=${session}` } });
+
+  test('a live session is cached like a bearer, and a sign-out or a tier change counts from the next request', async () => {
+    const member = await t.member('resident');
+    const session = await createSession(t.deps.db, t.clock, member.id);
+    const first = await tierMe(session);
+    assert.equal(first.status, 200);
+    assert.equal(first.body.tier, 'resident');
+    assert.ok(t.deps.database.authCache?.get(`session:${sha256(session)}`), 'the session lookup is cached');
+    await setMemberTier(t.deps.db, t.clock, t.deps.tiers, member.id, 'core');
+    assert.equal((await tierMe(session)).body.tier, 'core', 'the tier change is read at once');
+    await revokeSession(t.deps.db, t.clock, session);
+    assert.equal(t.deps.database.authCache?.get(`session:${sha256(session)}`), undefined);
+    const refused = await tierMe(session);
+    assert.equal(refused.status, 401);
+    assert.equal(refused.body.error, 'session_expired');
+  });
+
+  test('a cached session ends at its expiry, and a revocation by another process within 250 ms', async () => {
+    const member = await t.member('resident');
+    const session = await createSession(t.deps.db, t.clock, member.id);
+    assert.equal((await tierMe(session)).status, 200);
+    t.clock.advance(SESSION_TTL_MS);
+    assert.equal((await tierMe(session)).status, 401, 'expired although cached');
+    t.clock.advance(-SESSION_TTL_MS);
+
+    const other = await createSession(t.deps.db, t.clock, member.id);
+    assert.equal((await tierMe(other)).status, 200);
+    const elsewhere = openDatabase(t.database.url);
+    try {
+      await revokeSession(elsewhere.db, t.clock, other);
+    } finally {
+      await elsewhere.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, EXTERNAL_CHECK_MS));
+    assert.equal((await tierMe(other)).status, 401);
+  });
+
+  test('the tier status behind /api/tier/me is cached, and a tier request or a change elsewhere shows at once or within 250 ms', async () => {
+    const member = await t.member('resident');
+    const session = await createSession(t.deps.db, t.clock, member.id);
+    const first = await tierMe(session);
+    assert.equal(first.body.pending, null);
+    assert.ok(t.deps.database.authCache?.get(`tier-status ${member.id}`), 'the tier status is cached');
+    // Through the service (a write to tier_requests): the very next read shows the pending request.
+    const asked = await t.call('POST', '/api/tier/request', {
+      headers: { cookie: `${SESSION_COOKIE}=${session}`, origin: t.baseUrl },
+      body: { tier: 'core', note: 'cache test' },
+    });
+    assert.equal(asked.status, 200, asked.text);
+    const pending = await tierMe(session);
+    assert.equal(pending.body.pending.tier, 'core');
+    const stored = await t.deps.db
+      .selectFrom('tier_requests')
+      .select(['tier', 'status'])
+      .where('member_id', '=', member.id)
+      .execute();
+    assert.deepEqual(stored, [{ tier: 'core', status: 'pending' }]);
+    // Another process (the CLI) renames the member: seen within EXTERNAL_CHECK_MS.
+    const other = openDatabase(t.database.url);
+    try {
+      await other.db.updateTable('members').set({ name: 'Renamed' }).where('id', '=', member.id).execute();
+    } finally {
+      await other.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, EXTERNAL_CHECK_MS));
+    const renamed = await tierMe(session);
+    assert.equal(renamed.body.display_name, 'Renamed');
+    assert.equal(renamed.body.pending.tier, 'core');
   });
 });

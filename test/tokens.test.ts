@@ -172,7 +172,7 @@ for (const engine of engines) {
         name: 'too much',
         source: 'cli' as const,
       };
-      await assert.rejects(mintToken(t.deps.db, t.clock, t.deps.tiers, owner, request), (error: unknown) => {
+      await assert.rejects(mintToken(t.deps, owner, request), (error: unknown) => {
         assert.ok(error instanceof DeniedScopesError);
         assert.deepEqual(error.denied, ['resources:book', 'admin:tier_review', 'root']);
         assert.equal(error.tier, 'member');
@@ -185,7 +185,7 @@ for (const engine of engines) {
         .execute();
       assert.equal(stored.length, 0);
 
-      const minted = await mintToken(t.deps.db, t.clock, t.deps.tiers, owner, {
+      const minted = await mintToken(t.deps, owner, {
         ...request,
         scopes: ['read:public', 'events:rsvp', 'read:public'],
       });

@@ -2,13 +2,16 @@ import type { Command } from 'commander';
 import { approveGrant, denyGrant } from '../domain/auth/device-grants.ts';
 import { DeniedScopesError, listTokens, mintToken } from '../domain/auth/tokens.ts';
 import { seedDemoCommunity } from '../domain/demo/seed.ts';
-import { decideHighlight, listHighlights } from '../domain/highlights/highlights.ts';
+import { listHighlights } from '../domain/highlights/highlights.ts';
 import { createMember, getMember, listMembers, MemberError } from '../domain/members/members.ts';
-import { auditedAction } from '../domain/members/operator-audit.ts';
-import { changeMemberTier, decideTierRequest, listTierRequests } from '../domain/members/tier-requests.ts';
+import { listTierRequests } from '../domain/members/tier-requests.ts';
+import { adminDecideHighlight } from '../operations/admin/highlights.ts';
+import { adminSetMemberTier } from '../operations/admin/members.ts';
+import { adminDecideTierRequest } from '../operations/admin/tier-requests.ts';
 import { isFreshDatabase } from '../storage/migrations.ts';
 import { allRows } from '../storage/paging.ts';
 import { fail, printJson, printTable, withDeps } from './context.ts';
+import { BY_OPTION, runAsOperator } from './operator.ts';
 
 export function registerAdminCommands(program: Command): void {
   program
@@ -55,16 +58,11 @@ export function registerAdminCommands(program: Command): void {
     );
   member
     .command('set-tier <id> <tier>')
-    .option('--by <name>', 'who decided (the audit row and the member see it)', 'cli')
+    .requiredOption(...BY_OPTION)
     .option('--reason <text>', 'why, shown to the member')
     .action((id, tier, o) =>
       withDeps(async (deps) => {
-        const outcome = await auditedAction(
-          deps,
-          { operatorId: o.by, action: 'member.set_tier', target: id, detail: { tier } },
-          (scoped) => changeMemberTier(scoped, id, tier, o.by, o.reason),
-        );
-        if (outcome !== 'done' && outcome !== 'unchanged') fail(outcome);
+        await runAsOperator(deps, o.by, adminSetMemberTier, { member_id: id, tier, reason: o.reason });
         process.stdout.write(`${id} is now ${tier}\n`);
       }),
     );
@@ -91,7 +89,7 @@ export function registerAdminCommands(program: Command): void {
         const owner = await getMember(deps.db, o.member);
         if (!owner) fail(`no member ${o.member}`);
         try {
-          const minted = await mintToken(deps.db, deps.clock, deps.tiers, owner, {
+          const minted = await mintToken(deps, owner, {
             scopes: String(o.scopes)
               .split(',')
               .map((s: string) => s.trim())
@@ -106,6 +104,11 @@ export function registerAdminCommands(program: Command): void {
                 id: minted.row.id,
                 prefix: minted.row.prefix,
                 scopes: JSON.parse(minted.row.scopes),
+                // What the device flow's completed poll says too: whose token, at which tier, sandboxed or not.
+                member_id: owner.id,
+                member_name: owner.name,
+                tier: owner.tier,
+                sandbox: minted.row.sandbox === 1,
               })
             : process.stdout.write(`${minted.plaintext}\n`);
         } catch (error) {
@@ -170,30 +173,20 @@ export function registerAdminCommands(program: Command): void {
   tier
     .command('approve <request_id>')
     .option('--tier <tier>', 'grant another tier than the one requested')
-    .option('--by <name>', 'who decided', 'cli')
+    .requiredOption(...BY_OPTION)
     .action((id, o) =>
       withDeps(async (deps) => {
-        const result = await auditedAction(
-          deps,
-          { operatorId: o.by, action: 'tier_request.approve', target: id, detail: { tier: o.tier } },
-          (scoped) => decideTierRequest(scoped, id, o.by, { decision: 'approve', tier: o.tier }),
-        );
-        if (result !== 'done') fail(`cannot approve ${id}: ${result}`);
+        await runAsOperator(deps, o.by, adminDecideTierRequest, { id, decision: 'approve', tier: o.tier });
         process.stdout.write(`approved ${id}\n`);
       }),
     );
   tier
     .command('deny <request_id>')
     .option('--reason <text>')
-    .option('--by <name>', 'who decided', 'cli')
+    .requiredOption(...BY_OPTION)
     .action((id, o) =>
       withDeps(async (deps) => {
-        const result = await auditedAction(
-          deps,
-          { operatorId: o.by, action: 'tier_request.deny', target: id, detail: { reason: o.reason } },
-          (scoped) => decideTierRequest(scoped, id, o.by, { decision: 'deny', reason: o.reason }),
-        );
-        if (result !== 'done') fail(`cannot deny ${id}: ${result}`);
+        await runAsOperator(deps, o.by, adminDecideTierRequest, { id, decision: 'deny', reason: o.reason });
         process.stdout.write(`denied ${id}\n`);
       }),
     );
@@ -215,15 +208,10 @@ export function registerAdminCommands(program: Command): void {
   for (const decision of ['approve', 'reject'] as const) {
     highlights
       .command(`${decision} <id>`)
-      .option('--by <name>', 'who decided', 'cli')
+      .requiredOption(...BY_OPTION)
       .action((id, o) =>
         withDeps(async (deps) => {
-          const result = await auditedAction(
-            deps,
-            { operatorId: o.by, action: `highlight.${decision}`, target: id },
-            (scoped) => decideHighlight(scoped, id, decision, o.by),
-          );
-          if (result !== 'done') fail(`cannot ${decision} ${id}: ${result}`);
+          await runAsOperator(deps, o.by, adminDecideHighlight, { id, decision });
           process.stdout.write(`${decision === 'approve' ? 'approved' : 'rejected'} ${id}\n`);
         }),
       );

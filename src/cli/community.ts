@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import { refreshEvents } from '../domain/events/feed.ts';
-import { decideEventRequest, listEventRequests } from '../domain/events/proposals.ts';
+import { listEventRequests } from '../domain/events/proposals.ts';
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
-import { auditedAction } from '../domain/members/operator-audit.ts';
 import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts';
 import { saveResource } from '../domain/resources/resources.ts';
+import { adminDecideEventRequest } from '../operations/admin/event-requests.ts';
 import { allRows } from '../storage/paging.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 import { fail, printJson, printTable, withDeps } from './context.ts';
+import { BY_OPTION, runAsOperator } from './operator.ts';
 
 const consoleLog = {
   info: (details: Record<string, unknown>, message: string) =>
@@ -53,20 +54,10 @@ export function registerCommunityCommands(program: Command): void {
     proposals
       .command(`${decision} <id>`)
       .option('--reason <text>')
-      .option('--by <name>', 'who decided', 'cli')
+      .requiredOption(...BY_OPTION)
       .action((id, o) =>
         withDeps(async (deps) => {
-          const result = await auditedAction(
-            deps,
-            {
-              operatorId: o.by,
-              action: `event_request.${decision}`,
-              target: id,
-              detail: { reason: o.reason },
-            },
-            (scoped) => decideEventRequest(scoped, id, decision, o.by, o.reason),
-          );
-          if (result !== 'done') fail(`cannot ${decision} ${id}: ${result}`);
+          await runAsOperator(deps, o.by, adminDecideEventRequest, { id, decision, reason: o.reason });
           process.stdout.write(`${decision === 'approve' ? 'approved' : 'declined'} ${id}\n`);
         }),
       );

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config.ts';
-import { createDeps, type Deps } from '../deps.ts';
+import { createDeps } from '../deps.ts';
+import type { Deps } from '../operations/services.ts';
 
 /** Opens the database named by DATABASE_URL (migrated, never auto-seeded), runs the command, closes it. */
 export async function withDeps<T>(run: (deps: Deps) => Promise<T>): Promise<T> {

@@ -3,7 +3,6 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import type { Deps } from '../deps.ts';
 import {
   type DocumentMetadata,
   ingest,
@@ -13,6 +12,7 @@ import {
 } from '../domain/research/corpus.ts';
 import { FORMATS, formatOf, isSource } from '../domain/research/document.ts';
 import { fetchSource, isUrl } from '../domain/research/read-source.ts';
+import type { Deps } from '../operations/services.ts';
 import { fail, printJson, printTable, withDeps } from './context.ts';
 
 /** A directory stands for the readable files inside it (recursively); paths and URLs stand for themselves. */

@@ -20,12 +20,12 @@ export function registerLeaderboardCommands(program: Command): void {
           stopped_by: report.stoppedBy ?? null,
           retry_after_seconds: report.retryAfterSeconds ?? null,
         };
+        // A partial run is not a crash, but scripts should notice it, whichever way it is printed.
+        if (report.failed) process.exitCode = 2;
         if (o.json) return printJson(summary);
         process.stdout.write(
           `counted ${summary.counted}, failed ${summary.failed}${summary.stopped_by ? ` (stopped: ${summary.stopped_by})` : ''} for the week from ${summary.week.from}\n`,
         );
-        // A partial run is not a crash, but scripts should notice it.
-        if (report.failed) process.exitCode = 2;
       }),
     );
 }

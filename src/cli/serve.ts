@@ -1,10 +1,25 @@
 import { buildApp } from '../app.ts';
-import { loadConfig } from '../config.ts';
+import { type Config, loadConfig } from '../config.ts';
 import { createDeps } from '../deps.ts';
 import { describeSignIn, SignInUndeliverable } from '../domain/auth/sign-in-mail.ts';
 import { seedNewDatabase } from '../domain/demo/seed.ts';
 import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
+import { describePayments } from '../domain/payments/describe.ts';
+import { startPaymentReconciler } from '../domain/payments/reconciler.ts';
+import { startMetricsServer } from '../surfaces/metrics-endpoint.ts';
 import { startScheduler } from '../workers/scheduler.ts';
+import { drainOnSignal } from './drain.ts';
+
+/** The start line about metrics: where they are served, or that they are off. */
+function describeMetrics(config: Config, portUrl: string | undefined): string {
+  const places = [
+    ...(config.metrics.path ? [`${config.publicUrl}${config.metrics.path}`] : []),
+    ...(portUrl ? [portUrl] : []),
+  ];
+  if (places.length === 0) return 'metrics: off (set METRICS_PATH or METRICS_PORT)';
+  const guard = config.metrics.bearer ? 'bearer METRICS_BEARER' : 'no bearer, loopback only';
+  return `metrics: ${places.join(' and ')} (${guard})`;
+}
 
 export async function serve(options: { seed: boolean }): Promise<void> {
   const config = loadConfig(process.env, options.seed ? {} : { seedDemo: false });
@@ -23,17 +38,20 @@ export async function serve(options: { seed: boolean }): Promise<void> {
     `agent-commons listening on http://${config.host}:${port} (public URL ${config.publicUrl}; database ${deps.database.engine} ${deps.database.location})\n`,
   );
   process.stdout.write(`${describeSignIn(config, deps.mailer)}\n`);
+  process.stdout.write(`${describePayments(config.payments)}\n`);
+  const metrics = await startMetricsServer(deps);
+  process.stdout.write(`${describeMetrics(config, metrics?.url)}\n`);
   // The research index is built in the background now rather than at the first question.
   deps.corpus.warm();
   const stopScheduler = startScheduler(deps, app.log, { workers: config.runWorkers });
   const stopLeaderboard = scheduleLeaderboardRefresh(deps, app.log);
-  const stop = async () => {
-    stopLeaderboard();
-    await app.close();
-    await stopScheduler();
-    await deps.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // Donations settled but never recorded (a killed process, a silent facilitator) are recorded now.
+  const stopReconciler = startPaymentReconciler(deps, app.log);
+  drainOnSignal({
+    app,
+    deps,
+    stopTimers: [stopLeaderboard, stopReconciler],
+    stopScheduler,
+    metricsServer: metrics?.server,
+  });
 }

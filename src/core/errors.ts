@@ -22,6 +22,8 @@ export const ERROR_KINDS = [
   'signature',
   'upstream',
   'unavailable',
+  // x402: the resource needs a payment, or the payment offered was refused (402 with PAYMENT-REQUIRED).
+  'payment_required',
   'internal',
 ] as const;
 
@@ -42,18 +44,22 @@ export interface ErrorOptions {
 
 /** Every failure an operation reports travels as an ApiError and is rendered once per surface. */
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly kind: ErrorKind,
-    readonly options: ErrorOptions = {},
-  ) {
+  readonly status: number;
+  readonly code: string;
+  readonly kind: ErrorKind;
+  readonly options: ErrorOptions;
+
+  constructor(status: number, code: string, kind: ErrorKind, options: ErrorOptions = {}) {
     // An ApiError is an expected outcome, not a bug: skip the stack trace, which costs more than the
     // rest of a rejected request (a flood of 429s must stay cheap).
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(options.message ?? code);
     Error.stackTraceLimit = limit;
+    this.status = status;
+    this.code = code;
+    this.kind = kind;
+    this.options = options;
   }
 
   /** The spec's Error shape (2.2). */

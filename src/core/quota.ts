@@ -1,13 +1,7 @@
+import { counters } from '../storage/counters.ts';
 import type { Executor } from '../storage/schema.ts';
 import { ApiError } from './errors.ts';
-import {
-  counterKey,
-  counters,
-  outcomeFor,
-  type PolicyOutcome,
-  type RatePolicy,
-  windowBounds,
-} from './rate-limit.ts';
+import { counterKey, outcomeFor, type PolicyOutcome, type RatePolicy, windowBounds } from './rate-limit.ts';
 
 function windowWords(policy: RatePolicy): string {
   return policy.window === 'utc_day' ? 'per UTC day' : `per ${policy.window} s`;

@@ -1,8 +1,5 @@
-import { sql } from 'kysely';
 import { serializeList } from 'structured-headers';
 import { MS, utcDayStart } from '../clock.ts';
-import { arg, prepare } from '../storage/prepared.ts';
-import type { Executor } from '../storage/schema.ts';
 
 /** RateInfo (spec 2.1): the per-token snapshot write endpoints return. */
 export interface RateInfo {
@@ -41,60 +38,6 @@ export function windowBounds(policy: RatePolicy, now: number): { start: number; 
 export function counterKey(policy: RatePolicy, subject: string, now: number): string {
   return `${policy.name}:${subject}:${windowBounds(policy, now).start}`;
 }
-
-/**
- * Counters live in the database so every instance shares them and a restart resets nothing.
- * Each increment is one atomic upsert; no read-modify-write race can lose or double a hit.
- */
-const hitCounter = prepare((db) =>
-  db
-    .insertInto('counters')
-    .values({ key: arg(0), count: 1, expires_at: arg(1) as unknown as number })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }))
-    .returning('count'),
-);
-
-const takeCounter = prepare((db) =>
-  db
-    .insertInto('counters')
-    .values({ key: arg(0), count: 1, expires_at: arg(1) as unknown as number })
-    .onConflict((oc) =>
-      oc
-        .column('key')
-        .doUpdateSet({ count: sql`counters.count + 1` })
-        .where('counters.count', '<', arg(2) as unknown as number),
-    )
-    .returning('count'),
-);
-
-const peekCounter = prepare((db) => db.selectFrom('counters').select('count').where('key', '=', arg(0)));
-
-/**
- * Counters live in the database so every instance shares them and a restart resets nothing.
- * Each increment is one atomic upsert; no read-modify-write race can lose or double a hit.
- */
-export const counters = {
-  async hit(db: Executor, key: string, expiresAt: number): Promise<number> {
-    const [row] = await hitCounter(db, key, expiresAt);
-    return Number(row.count);
-  },
-
-  /** Increments only while below the limit; undefined means the limit is reached and nothing changed. */
-  async take(db: Executor, key: string, limit: number, expiresAt: number): Promise<number | undefined> {
-    const [row] = await takeCounter(db, key, expiresAt, limit);
-    return row ? Number(row.count) : undefined;
-  },
-
-  async peek(db: Executor, key: string): Promise<number> {
-    const [row] = await peekCounter(db, key);
-    return row ? Number(row.count) : 0;
-  },
-
-  async sweep(db: Executor, now: number): Promise<number> {
-    const result = await db.deleteFrom('counters').where('expires_at', '<', now).executeTakeFirst();
-    return Number(result.numDeletedRows);
-  },
-};
 
 export function outcomeFor(policy: RatePolicy, count: number, now: number): PolicyOutcome {
   const { end } = windowBounds(policy, now);

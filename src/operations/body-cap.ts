@@ -1,6 +1,6 @@
 import { ApiError } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
-import { nestedDeeperThan } from '../http/validate.ts';
+import { nestedDeeperThan } from './pipeline/validate.ts';
+import type { Deps } from './services.ts';
 import type { Operation } from './types.ts';
 
 /** The largest body an operation accepts: its own cap, or BODY_LIMIT_BYTES. */

@@ -2,6 +2,7 @@ import { getMyActivity } from './account/activity.ts';
 import { adminDecideEventRequest, adminListEventRequests } from './admin/event-requests.ts';
 import { adminListFeedback, adminResolveFeedback } from './admin/feedback.ts';
 import { adminDecideHighlight, adminListHighlights } from './admin/highlights.ts';
+import { adminInviteMember, adminSetMemberTier } from './admin/members.ts';
 import { adminDecideTierRequest, adminListTierRequests } from './admin/tier-requests.ts';
 import { agentCapabilities } from './agent/capabilities.ts';
 import { agentHealth } from './agent/health.ts';
@@ -25,8 +26,10 @@ import { requestEvent } from './events/request.ts';
 import { rsvpToEvent } from './events/rsvp.ts';
 import { listUpcomingEvents } from './events/upcoming.ts';
 import { submitFeedback } from './feedback/submit.ts';
+import { listApprovedHighlightsOperation } from './highlights/list-approved.ts';
 import { highlightStatus } from './highlights/status.ts';
 import { submitHighlight } from './highlights/submit.ts';
+import { registerSigningKey, revokeSigningKey, toggleSignatureEnforcement } from './keys/signing-keys.ts';
 import { getLeaderboard } from './leaderboard/board.ts';
 import { leaderboardOptIn } from './leaderboard/optin.ts';
 import { getLeaderboardStatus } from './leaderboard/status.ts';
@@ -37,6 +40,7 @@ import {
   requestHigherTier,
   requestTierTool,
 } from './membership/tier.ts';
+import { donateWithX402 } from './payments/donate.ts';
 import { getDonorWall } from './payments/donations.ts';
 import { researchAsk } from './research/ask.ts';
 import { bookResource } from './resources/book.ts';
@@ -48,9 +52,13 @@ export const OPERATIONS: readonly Operation[] = [
   startSignup,
   pollSignup,
   revokeOwnToken,
+  registerSigningKey,
+  revokeSigningKey,
+  toggleSignatureEnforcement,
   setupCheck,
   submitHighlight,
   highlightStatus,
+  listApprovedHighlightsOperation,
   submitFeedback,
   getMyTier,
   requestHigherTier,
@@ -67,6 +75,7 @@ export const OPERATIONS: readonly Operation[] = [
   getMyActivity,
   batchPublicReads,
   getDonorWall,
+  donateWithX402,
   leaderboardOptIn,
   getLeaderboardStatus,
   getLeaderboard,
@@ -86,7 +95,8 @@ export const OPERATIONS: readonly Operation[] = [
   listPresentationsTool,
   getPresentationTool,
   donateTool,
-  // Operator tools (MCP and A2A only): decisions are dry runs unless confirm is true.
+  // Operator tools (MCP and A2A only; the console and the CLI run the same decisions): decisions
+  // are dry runs unless confirm is true.
   adminListTierRequests,
   adminDecideTierRequest,
   adminListHighlights,
@@ -95,6 +105,8 @@ export const OPERATIONS: readonly Operation[] = [
   adminDecideEventRequest,
   adminListFeedback,
   adminResolveFeedback,
+  adminSetMemberTier,
+  adminInviteMember,
 ];
 
 export function checkRegistry(operations: readonly Operation[]): void {

@@ -2,9 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
 import type { ApiError } from '../core/errors.ts';
 import type { PolicyOutcome, RatePolicy } from '../core/rate-limit.ts';
-import type { Deps } from '../deps.ts';
 import type { Principal } from '../domain/auth/principal.ts';
 import type { Scope } from '../domain/auth/scopes.ts';
+import type { Deps } from './services.ts';
 
 /**
  * Who may call an operation.
@@ -17,9 +17,9 @@ export type CredentialKind = 'public' | 'optional_bearer' | 'bearer' | 'session'
 /** What a sandbox token gets: a simulated receipt, the real thing, or a refusal. */
 export type SandboxBehaviour = 'simulated' | 'real' | 'denied';
 
-/** The surface-neutral request every surface (REST, MCP, A2A) hands to the pipeline. */
+/** The surface-neutral request every surface (REST, MCP, A2A, the pages, the CLI) hands to the pipeline. */
 export interface CallRequest {
-  surface: 'rest' | 'mcp' | 'a2a';
+  surface: 'rest' | 'mcp' | 'a2a' | 'web' | 'cli';
   requestId: string;
   ip: string;
   userAgent?: string;
@@ -38,6 +38,24 @@ export interface CallRequest {
    * they say it comes from another site (src/http/same-origin.ts).
    */
   httpHeaders?: IncomingHttpHeaders;
+  /** The HTTP request as a signature covers it (reference §7); set when the request carries a bearer. */
+  http?: HttpMessage;
+}
+
+/**
+ * The HTTP request that carries a call, as RFC 9421 signs it: for MCP and A2A the request with the
+ * JSON-RPC envelope, for batch the outer request. One object per HTTP request, shared by every call
+ * it carries (batch items, JSON-RPC batch entries), so its signature is verified, and its nonce
+ * spent, once (src/operations/pipeline/signature.ts).
+ */
+export interface HttpMessage {
+  method: string;
+  /** The request target as received: path and query. */
+  target: string;
+  /** The body as received, when there is one (its Content-Digest is checked against these bytes). */
+  body: string | undefined;
+  /** The verification's outcome, kept for the other calls of the same request. */
+  verdict?: Promise<ApiError | undefined>;
 }
 
 /**
@@ -63,6 +81,7 @@ export function callWithInput(
     operations: template.operations,
     headersUnused,
     httpHeaders: template.httpHeaders,
+    http: template.http,
   };
 }
 
@@ -105,6 +124,8 @@ export interface OperationResult<Output = unknown> {
 export interface DocumentedError {
   status: number;
   description: string;
+  /** Headers this answer carries (name → what it holds), for OpenAPI (the x402 402's PAYMENT-REQUIRED). */
+  headers?: Record<string, string>;
 }
 
 export interface Operation<Input = any, Output = any, C extends CredentialKind = CredentialKind> {
@@ -130,6 +151,22 @@ export interface Operation<Input = any, Output = any, C extends CredentialKind =
   sandbox: SandboxBehaviour;
   /** Accepts Idempotency-Key. */
   idempotent: boolean;
+  /**
+   * Input fields an agent (bearer) caller must send though a browser session may leave them out: the
+   * handler enforces it; OpenAPI and the MCP tool's inputSchema, written for agents, list them as required.
+   */
+  agentRequired?: readonly string[];
+  /**
+   * What a call does, for the MCP tool annotations, the A2A skills and OpenAPI (operations/effects.ts).
+   * Absent, it is derived: a GET, or an MCP-only operation a sandbox token runs for real, reads; any
+   * other call adds. Declared where that is wrong: a revocation or a decision overwrites
+   * (destructive), a POST that only asks (research) reads.
+   */
+  effect?: 'read' | 'additive' | 'destructive';
+  /** A write that has no further effect when repeated with the same input (reads always have none). */
+  repeatable?: true;
+  /** The call may reach beyond this service (a language-model provider, the code host). */
+  openWorld?: true;
   /** A public GET that POST /api/batch may run (reference §1 allow-list). */
   batchable?: true;
   /** false: calls are left out of the member's activity log (diagnostics, and reading that log). */
@@ -156,6 +193,8 @@ export interface Operation<Input = any, Output = any, C extends CredentialKind =
   output: TSchema;
   successStatus: number;
   errors: DocumentedError[];
+  /** Protocol headers beyond ours (name → what it holds), for OpenAPI: x402's PAYMENT-SIGNATURE and PAYMENT-RESPONSE. */
+  headers?: { request?: Record<string, string>; success?: Record<string, string> };
   deprecated?: { since: string; sunset: string; link?: string };
   /** The pipeline has authenticated the credential `credential` names: the principal is narrowed to it. */
   handler(ctx: OperationContext<Input, PrincipalFor<C>>): Promise<OperationResult<Output>>;

@@ -1,4 +1,11 @@
-import type { Deps } from '../deps.ts';
+import type { Clock } from '../clock.ts';
+import type { Database } from './database.ts';
+
+/** What a reuse needs: the database it caches for and the clock that ages entries. */
+interface ReusePort {
+  database: Database;
+  clock: Clock;
+}
 
 /**
  * A read one instance may reuse for a moment: hot public reads (the upcoming list, the donor wall)
@@ -6,11 +13,14 @@ import type { Deps } from '../deps.ts';
  * instance forgets the entry at once. Concurrent callers share one load.
  */
 export class BriefReuse<T> {
-  private readonly entries = new WeakMap<Deps['database'], Map<string, { at: number; value: Promise<T> }>>();
+  private readonly ttlMs: number;
+  private readonly entries = new WeakMap<Database, Map<string, { at: number; value: Promise<T> }>>();
 
-  constructor(private readonly ttlMs: number) {}
+  constructor(ttlMs: number) {
+    this.ttlMs = ttlMs;
+  }
 
-  get(deps: Deps, key: string, load: () => Promise<T>): Promise<T> {
+  get(deps: ReusePort, key: string, load: () => Promise<T>): Promise<T> {
     const now = deps.clock.now();
     let byKey = this.entries.get(deps.database);
     if (!byKey) {
@@ -28,7 +38,7 @@ export class BriefReuse<T> {
     return value;
   }
 
-  forget(deps: Deps): void {
+  forget(deps: ReusePort): void {
     this.entries.delete(deps.database);
   }
 }

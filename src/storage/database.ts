@@ -10,8 +10,9 @@ import { WriteWatchPlugin } from './write-watch.ts';
 
 export type Engine = 'sqlite' | 'postgres';
 
-/** The tables a token lookup reads: a write to either empties the lookup cache. */
-const AUTH_TABLES = new Set(['tokens', 'members']);
+/** The tables a token or session lookup reads: a write to any of them empties the lookup cache. */
+/** What the embedded engine's lookup cache holds rows of: credentials, and members' tier status. */
+const CACHED_TABLES = new Set(['tokens', 'members', 'sessions', 'tier_requests']);
 
 export interface Database {
   db: Db;
@@ -19,7 +20,8 @@ export interface Database {
   /** Where the data lives, without credentials: safe to print. */
   location: string;
   /**
-   * Token lookups that stay exact (embedded engine only): emptied by any write to tokens or members.
+   * Token, session and tier-status lookups that stay exact (embedded engine only): emptied by any
+   * write to tokens, members, sessions or tier_requests.
    * PostgreSQL has none, so every instance reads the database on every request.
    */
   authCache?: InvalidatingCache<unknown>;
@@ -31,7 +33,17 @@ export interface Database {
    * migration lock, may rightly take longer than any request should.
    */
   unbounded<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /** PostgreSQL: the request pool's connections now (for metrics); the embedded engine has no pool. */
+  poolUse?(): PoolUse;
   close(): Promise<void>;
+}
+
+export interface PoolUse {
+  /** Connections open, idle among them, and queries waiting for one. */
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 // int8 (COUNT, bigint epoch milliseconds) arrives as a string by default; every value we store fits a double.
@@ -72,7 +84,7 @@ function openSqlite(path: string): Database {
   // Prepared once: pragma() would compile the statement on every request.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   const authCache = new InvalidatingCache<unknown>(() => dataVersion.get() as number);
-  const watch = new WriteWatchPlugin(AUTH_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
+  const watch = new WriteWatchPlugin(CACHED_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
   const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
   registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
   return {
@@ -115,6 +127,12 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
     db,
     engine: 'postgres',
     location: `postgres://${parsed.host}${parsed.pathname}`,
+    poolUse: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: pool.options.max ?? 10,
+    }),
     async unbounded(fn) {
       const single = new Kysely({
         dialect: new PostgresDialect({

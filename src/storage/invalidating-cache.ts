@@ -10,15 +10,16 @@ export const EXTERNAL_CHECK_MS = 250;
  * EXTERNAL_CHECK_MS. The token lookup uses it for valid tokens only; refusals are never cached.
  */
 export class InvalidatingCache<Entry> {
+  private readonly externalVersion: () => number;
+  private readonly now: () => number;
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
   private seenVersion: number;
   private checkedAt = 0;
 
-  constructor(
-    private readonly externalVersion: () => number,
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(externalVersion: () => number, now: () => number = Date.now) {
+    this.externalVersion = externalVersion;
+    this.now = now;
     this.seenVersion = externalVersion();
   }
 

@@ -7,6 +7,10 @@ import { oidcLogins } from './migration-0005-oidc.ts';
 import { leaderboard } from './migration-0006-leaderboard.ts';
 import { research } from './migration-0007-research.ts';
 import { content } from './migration-0008-content.ts';
+import { signingKeys } from './migration-0009-signing-keys.ts';
+import { oauth } from './migration-0011-oauth.ts';
+import { a2aTasks } from './migration-0012-a2a-tasks.ts';
+import { payments } from './migration-0013-payments.ts';
 
 const initial: Migration = {
   async up(db: Kysely<any>) {
@@ -170,6 +174,10 @@ const migrations: Record<string, Migration> = {
   '0006_leaderboard': leaderboard,
   '0007_research': research,
   '0008_content': content,
+  '0009_signing_keys': signingKeys,
+  '0011_oauth': oauth,
+  '0012_a2a_tasks': a2aTasks,
+  '0013_payments': payments,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -187,4 +195,10 @@ export async function migrateToLatest(db: Kysely<any>): Promise<void> {
 export async function isFreshDatabase(db: Kysely<any>): Promise<boolean> {
   const row = await sql<{ n: number }>`select count(*) as n from members`.execute(db);
   return Number(row.rows[0]?.n ?? 0) === 0;
+}
+
+/** The migrations this code declares that the database has not recorded as run (for /readyz). */
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const known = await new Migrator({ db, provider }).getMigrations();
+  return known.filter((migration) => migration.executedAt === undefined).map(({ name }) => name);
 }

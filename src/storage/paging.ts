@@ -50,7 +50,6 @@ export async function pageOf<DB, TB extends keyof DB, Row>(
 ): Promise<Page<Row>> {
   const { time: timeColumn, id: idColumn, direction } = order;
   // Kysely cannot type a column chosen at run time; the names come from our own list functions.
-  // biome-ignore lint/suspicious/noExplicitAny: see above
   let paged = query as SelectQueryBuilder<any, any, Row>;
   if (page.after) {
     const { at, id } = page.after;

@@ -1,4 +1,4 @@
-import type { Generated, Kysely, Transaction } from 'kysely';
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
 
 /** Timestamps are epoch milliseconds; JSON columns hold text; booleans are 0/1 on both engines. */
 export interface SettingsTable {
@@ -28,6 +28,25 @@ export interface TokensTable {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+}
+
+/**
+ * The signing-key columns of `tokens` (reference §7), apart from TokensTable so that a new token's row
+ * need not name them: each is optional on insert.
+ */
+export interface TokenSigningColumns {
+  /** The bound Ed25519 key: its id (`kid_` + JWK thumbprint) and public `x`; null when none. */
+  signing_key_id: ColumnType<string | null, string | null | undefined, string | null>;
+  signing_key_x: ColumnType<string | null, string | null | undefined, string | null>;
+  signing_key_bound_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 1: a call with this token must be signed by the bound key. */
+  signing_enforced: ColumnType<number, number | undefined, number>;
+}
+
+/** Nonces of accepted signatures, until the signature they came with could no longer be accepted. */
+export interface SignatureNoncesTable {
+  nonce_key: string;
+  expires_at: number;
 }
 
 export interface SignInLinksTable {
@@ -64,6 +83,41 @@ export interface SessionsTable {
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+}
+
+/** A client registered through RFC 7591 (a public client: no secret); redirect_uris is a JSON list. */
+export interface OAuthClientsTable {
+  client_id: string;
+  client_name: string | null;
+  redirect_uris: string;
+  created_at: number;
+  /** When it first got a code; a registration never used expires. */
+  used_at: number | null;
+}
+
+/** One authorization request: pending, then decided, then its code exchanged (secrets hashed). */
+export interface OAuthAuthorizationsTable {
+  id: string;
+  request_hash: string;
+  client_id: string;
+  client_name: string | null;
+  redirect_uri: string;
+  scopes: string;
+  state: string | null;
+  code_challenge: string;
+  resource: string;
+  status: string;
+  created_at: number;
+  expires_at: number;
+  bound_session_hash: string | null;
+  member_id: string | null;
+  granted_scopes: string | null;
+  sandbox: number;
+  decided_at: number | null;
+  code_hash: string | null;
+  code_expires_at: number | null;
+  token_id: string | null;
+  exchanged_at: number | null;
 }
 
 export interface DeviceGrantsTable {
@@ -103,6 +157,20 @@ export interface IdempotencyTable {
   headers: string | null;
   body: string | null;
   created_at: number;
+  expires_at: number;
+}
+
+/** An A2A task: one skill call and its result, readable by its member until expires_at. */
+export interface A2aTasksTable {
+  id: string;
+  member_id: string;
+  context_id: string;
+  capability: string;
+  state: string;
+  /** The operation's answer body, JSON. */
+  result: string;
+  created_at: number;
+  updated_at: number;
   expires_at: number;
 }
 
@@ -233,6 +301,32 @@ export interface DonationsTable {
   public: number;
   source: string;
   created_at: number;
+  /** x402 donations (migration 0013); null on rows recorded before (seeded, imported). */
+  member_id?: ColumnType<string | null, string | null | undefined, string | null>;
+  network?: ColumnType<string | null, string | null | undefined, string | null>;
+  asset?: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The amount in the token's smallest unit, as text (it can pass 2^53). */
+  amount_atomic?: ColumnType<string | null, string | null | undefined, string | null>;
+  payer?: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The settlement's transaction hash; null when a reconciliation found the payment settled but not its hash. */
+  transaction_ref?: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The payment_settlements key it was recorded from: unique, so one payment is one donation. */
+  payment_key?: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One x402 payment on its way from claimed to recorded (migration 0013). JSON columns hold text. */
+export interface PaymentSettlementsTable {
+  payment_key: string;
+  state: 'settling' | 'recorded' | 'failed';
+  payment: string;
+  requirements: string;
+  donation: string;
+  attempts: number;
+  /** Until then the instance that claimed it is still waiting on the facilitator; after, anyone may reconcile it. */
+  lease_until: number;
+  outcome: string | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface ResourcesTable {
@@ -399,12 +493,15 @@ export interface ContentPagesTable {
 export interface Schema {
   settings: SettingsTable;
   members: MembersTable;
-  tokens: TokensTable;
+  tokens: TokensTable & TokenSigningColumns;
+  signature_nonces: SignatureNoncesTable;
   sessions: SessionsTable;
   sign_in_links: SignInLinksTable;
   oidc_logins: OidcLoginsTable;
   operator_audit: OperatorAuditTable;
   device_grants: DeviceGrantsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_authorizations: OAuthAuthorizationsTable;
   counters: CountersTable;
   idempotency: IdempotencyTable;
   highlights: HighlightsTable;
@@ -423,6 +520,7 @@ export interface Schema {
   member_profiles: MemberProfilesTable;
   activity: ActivityTable;
   donations: DonationsTable;
+  payment_settlements: PaymentSettlementsTable;
   vcs_links: VcsLinksTable;
   leaderboard_weeks: LeaderboardWeeksTable;
   leaderboard_counts: LeaderboardCountsTable;
@@ -431,6 +529,7 @@ export interface Schema {
   presentations: PresentationsTable;
   news_links: NewsLinksTable;
   content_pages: ContentPagesTable;
+  a2a_tasks: A2aTasksTable;
 }
 
 export type Db = Kysely<Schema>;

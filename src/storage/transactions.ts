@@ -1,11 +1,50 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Transaction } from 'kysely';
-import type { Executor, Schema } from './schema.ts';
+import type { Schema } from './schema.ts';
+import type { WriteBatcher, WriteUnit } from './write-batcher.ts';
 
-/** Runs fn in the caller's transaction when there is one, else in a new one: a change and its log rows commit together. */
-export function inTransaction<T>(
-  executor: Executor,
-  fn: (trx: Transaction<Schema>) => Promise<T>,
-): Promise<T> {
-  if (executor.isTransaction) return fn(executor as Transaction<Schema>);
-  return executor.transaction().execute(fn);
+/** What a write needs: the batcher that opens transactions (group commit on the embedded engine). */
+export interface WritePort {
+  writes: WriteBatcher;
+}
+
+/** Written once, inside the first transaction a call opens, after that transaction's own work. */
+export interface CommitHook {
+  run(trx: Transaction<Schema>): Promise<void>;
+  /** Set once it ran (and so commits, or not, with that transaction). */
+  used: boolean;
+}
+
+interface Scope {
+  trx?: Transaction<Schema>;
+  hook?: CommitHook;
+}
+
+const scope = new AsyncLocalStorage<Scope>();
+
+/**
+ * The one way the service writes in a transaction. Inside a transaction already open in this call,
+ * the work joins it (so a change and its log rows commit together, and nested work never waits on a
+ * second transaction the single embedded writer cannot open); otherwise it runs as a new unit through
+ * the write batcher.
+ */
+export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
+  const outer = scope.getStore();
+  if (outer?.trx) return work(outer.trx);
+  return port.writes.run((trx) =>
+    scope.run({ trx, hook: outer?.hook }, async () => {
+      const value = await work(trx);
+      const hook = outer?.hook;
+      if (hook && !hook.used) {
+        hook.used = true;
+        await hook.run(trx);
+      }
+      return value;
+    }),
+  );
+}
+
+/** Runs `call` so that `hook` is written inside the first transaction the call opens through `transact`. */
+export function withCommitHook<T>(hook: CommitHook, call: () => Promise<T>): Promise<T> {
+  return scope.run({ hook }, call);
 }

@@ -19,10 +19,13 @@ const MAX_BATCH = 256;
  * caller hears back only after the shared COMMIT, so an acknowledged write is on disk as before.
  */
 export class WriteBatcher {
+  private readonly database: Database;
   private readonly queue: Queued[] = [];
   private flushing = false;
 
-  constructor(private readonly database: Database) {}
+  constructor(database: Database) {
+    this.database = database;
+  }
 
   run<T>(unit: WriteUnit<T>): Promise<T> {
     if (this.database.engine !== 'sqlite') return this.database.db.transaction().execute(unit);

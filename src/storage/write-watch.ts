@@ -37,13 +37,20 @@ function writtenTables(node: RootOperationNode): string[] {
  * `ignoreColumns` names updates that do not count (e.g. a last-used timestamp).
  */
 export class WriteWatchPlugin implements KyselyPlugin {
+  private readonly tables: ReadonlySet<string>;
+  private readonly onWrite: () => void;
+  private readonly ignoreColumns: ReadonlySet<string>;
   private readonly pending = new Set<unknown>();
 
   constructor(
-    private readonly tables: ReadonlySet<string>,
-    private readonly onWrite: () => void,
-    private readonly ignoreColumns: ReadonlySet<string> = new Set(),
-  ) {}
+    tables: ReadonlySet<string>,
+    onWrite: () => void,
+    ignoreColumns: ReadonlySet<string> = new Set(),
+  ) {
+    this.tables = tables;
+    this.onWrite = onWrite;
+    this.ignoreColumns = ignoreColumns;
+  }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const { node } = args;

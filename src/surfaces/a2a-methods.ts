@@ -1,107 +1,51 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../deps.ts';
-import { type CallResult, chargeAnonymous, runOperation } from '../http/pipeline.ts';
 import { argumentsOverCap } from '../operations/body-cap.ts';
-import { type CallRequest, callWithInput, type Operation } from '../operations/types.ts';
+import { chargeAnonymous } from '../operations/pipeline/charge.ts';
+import { runOperation } from '../operations/pipeline/run.ts';
+import { callWithInput } from '../operations/types.ts';
 import { agentInfo, type Capability, capabilitiesOf, capabilityList } from './a2a-card.ts';
+import type { MethodContext } from './a2a-context.ts';
+import { a2aError, errorData, failureOf, invalidParams, RPC, RpcFailure, rpcCodeFor } from './a2a-errors.ts';
+import { keepTask, TASK_METHODS_0_3, TASK_METHODS_1_0 } from './a2a-tasks.ts';
+import { readText, type SkillCall } from './a2a-text.ts';
+import type { A2aVersion } from './a2a-version.ts';
+import { readParts, renderMessage, renderTask, sendResult } from './a2a-wire.ts';
 
-/** A JSON-RPC error object; `data` carries the spec's Error body when an operation refused. */
-export interface RpcError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
-
-/** Thrown by a method to answer with a JSON-RPC error instead of a result. */
-export class RpcFailure extends Error {
-  constructor(readonly rpc: RpcError) {
-    super(rpc.message);
-  }
-}
-
-export const RPC = {
-  parseError: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  invalidParams: -32602,
-  internal: -32603,
-  /** Server-defined codes (-32000…-32099) for the refusals REST tells apart by status. */
-  otherClientError: -32000,
-  unauthorized: -32001,
-  forbidden: -32003,
-  notFound: -32004,
-  rateLimited: -32029,
-} as const;
-
-/** The HTTP-free parts of the call: everything the pipeline needs besides the input. */
-export type CallTemplate = Omit<CallRequest, 'input' | 'idempotencyKey'>;
-
-export interface MethodContext {
-  deps: Deps;
-  operations: readonly Operation[];
-  call: CallTemplate;
-  /** Set for a single (unbatched) request: the operation's RateLimit headers go on the HTTP reply. */
-  rateHeaders?: Record<string, string>;
-}
-
-/** The JSON-RPC code for an operation's HTTP refusal, so clients branch as they would on the status. */
-export function rpcCodeFor(status: number): number {
-  if (status === 401) return RPC.unauthorized;
-  if (status === 403) return RPC.forbidden;
-  if (status === 400) return RPC.invalidParams;
-  if (status === 404) return RPC.notFound;
-  if (status === 429) return RPC.rateLimited;
-  if (status >= 500) return RPC.internal;
-  return RPC.otherClientError;
-}
-
-function failureOf(result: CallResult): RpcFailure {
-  const body = (result.body ?? {}) as { message?: unknown; error?: unknown };
-  const message = typeof body.message === 'string' ? body.message : String(body.error ?? 'failed');
-  return new RpcFailure({ code: rpcCodeFor(result.status), message, data: body });
-}
-
-function invalidParams(message: string, field: string): RpcFailure {
-  return new RpcFailure({
-    code: RPC.invalidParams,
-    message,
-    data: { error: 'invalid_params', error_kind: 'validation', field, message },
-  });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-interface TaskParams {
-  capability: unknown;
-  arguments?: unknown;
-  idempotency_key?: unknown;
-}
+export type { CallTemplate, MethodContext } from './a2a-context.ts';
+export { type RpcError, RpcFailure } from './a2a-errors.ts';
 
 /**
  * Runs one capability through the shared pipeline, exactly as its REST path would, and returns the
  * operation's body (spec §6: the result is the tool's output); a refusal becomes a JSON-RPC error.
  */
-async function runCapability(context: MethodContext, params: TaskParams): Promise<unknown> {
-  const { deps, operations, call } = context;
+async function runCapability(
+  context: MethodContext,
+  params: SkillCall,
+): Promise<{ op: Capability; body: unknown }> {
+  const { deps, operations, call, failures } = context;
   if (typeof params.capability !== 'string')
-    throw invalidParams('params.capability must be a capability name', 'capability');
+    throw invalidParams(failures, 'params.capability must be a capability name', 'capability');
   if (params.idempotency_key !== undefined && typeof params.idempotency_key !== 'string')
-    throw invalidParams('params.idempotency_key must be a string', 'idempotency_key');
+    throw invalidParams(failures, 'params.idempotency_key must be a string', 'idempotency_key');
   const op = capabilitiesOf(operations).find((c: Capability) => c.mcpTool === params.capability);
   if (!op) {
     // Charged like REST's catch-all, so probing for names costs the same as probing for paths.
     await chargeAnonymous(deps, call.ip);
-    throw new RpcFailure({
-      code: RPC.invalidParams,
-      message: `No capability is named ${params.capability}; agent/capabilities lists them.`,
-      data: { error: 'unknown_capability', error_kind: 'not_found', field: 'capability' },
-    });
+    throw a2aError(
+      failures,
+      RPC.invalidParams,
+      `No capability is named ${params.capability}; the agent card lists the skills.`,
+      {
+        error: 'unknown_capability',
+        error_kind: 'not_found',
+        field: 'capability',
+      },
+    );
   }
   const tooLarge = argumentsOverCap(op, deps, params.arguments);
   if (tooLarge) {
-    throw new RpcFailure({ code: RPC.otherClientError, message: tooLarge.message, data: tooLarge.body() });
+    const data = errorData(failures.version, failures.base, tooLarge.body());
+    throw new RpcFailure({ code: rpcCodeFor(413), message: tooLarge.message, data });
   }
   const result = await runOperation(
     deps,
@@ -112,42 +56,148 @@ async function runCapability(context: MethodContext, params: TaskParams): Promis
     for (const [name, value] of Object.entries(result.headers))
       if (name.startsWith('ratelimit')) context.rateHeaders[name] = value;
   }
-  if (result.status >= 400) throw failureOf(result);
-  return result.body;
+  if (result.status >= 400) throw failureOf(failures, result);
+  return { op, body: result.body };
 }
 
-/** `message/send` (A2A 0.3): the first data part carries {capability, arguments}; the answer is a Message. */
-async function sendMessage(context: MethodContext, params: Record<string, unknown>) {
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * SendMessage (1.0) and message/send (0.3). A data part {capability, arguments} calls that skill, and
+ * so does a text that names one (a2a-text.ts); the call becomes a completed Task, kept for its member.
+ * A text that names no skill is answered with a Message that lists the skills.
+ */
+async function sendMessage(context: MethodContext, version: A2aVersion, params: Record<string, unknown>) {
+  const { failures } = context;
   const message = params.message;
   if (!isObject(message) || !Array.isArray(message.parts))
-    throw invalidParams('params.message with parts is required', 'message');
-  const part = message.parts.find((p: unknown) => isObject(p) && p.kind === 'data' && isObject(p.data));
-  if (!part) throw invalidParams('message.parts needs a data part {capability, arguments}', 'message.parts');
-  const body = await runCapability(context, (part as { data: TaskParams }).data);
-  return {
-    kind: 'message',
-    messageId: randomUUID(),
-    role: 'agent',
-    parts: [{ kind: 'data', data: body }],
-    ...(typeof message.contextId === 'string' ? { contextId: message.contextId } : {}),
-    ...(typeof message.taskId === 'string' ? { taskId: message.taskId } : {}),
-  };
+    throw invalidParams(failures, 'params.message with parts is required', 'message');
+  const contextId = nonEmpty(message.contextId) ?? randomUUID();
+  const taskId = nonEmpty(message.taskId);
+  if (taskId) {
+    // Every task here is complete when it is answered, and a completed task takes no more messages.
+    throw a2aError(
+      failures,
+      RPC.unsupportedOperation,
+      `Task ${taskId} is complete; send a new message without taskId.`,
+      {
+        error: 'task_complete',
+        error_kind: 'conflict',
+        field: 'message.taskId',
+      },
+    );
+  }
+  const parts = readParts(message.parts);
+  let skillCall: SkillCall;
+  if (parts.data !== undefined) {
+    if (!isObject(parts.data))
+      throw invalidParams(
+        failures,
+        'The data part must be an object {capability, arguments}',
+        'message.parts',
+      );
+    skillCall = parts.data as unknown as SkillCall;
+  } else {
+    const reading = readText(context.operations, parts.texts);
+    if ('help' in reading)
+      return sendResult(version, 'message', renderMessage(version, { contextId, ...reading.help }));
+    skillCall = reading.call;
+  }
+  const { op, body } = await runCapability(context, skillCall);
+  const task = await keepTask(context, { contextId, capability: op.mcpTool, result: body });
+  return sendResult(version, 'task', renderTask(version, task));
 }
 
 type Method = (context: MethodContext, params: Record<string, unknown>) => Promise<unknown>;
 
-const METHODS: Record<string, Method> = {
+/** Methods both versions answer: the reference's (agent/info, agent/capabilities, tasks/send). */
+const REFERENCE_METHODS: Record<string, Method> = {
   'agent/info': async ({ deps }) => agentInfo(deps),
   'agent/capabilities': async ({ operations }) => ({ capabilities: capabilityList(operations) }),
-  'tasks/send': (context, params) => runCapability(context, params as unknown as TaskParams),
-  'message/send': sendMessage,
+  'tasks/send': async (context, params) =>
+    (await runCapability(context, params as unknown as SkillCall)).body,
 };
 
-/** Calls a method by name; unknown names and malformed params are JSON-RPC errors. */
+function unsupported(code: number, what: string): Method {
+  return async ({ failures }) => {
+    throw a2aError(failures, code, what, { error: 'unsupported_operation', error_kind: 'validation' });
+  };
+}
+const NO_STREAMING = unsupported(
+  RPC.unsupportedOperation,
+  'Streaming is not offered (capabilities.streaming is false): use SendMessage, then GetTask.',
+);
+const NO_PUSH = unsupported(
+  RPC.pushNotificationNotSupported,
+  'Push notifications are not offered (capabilities.pushNotifications is false).',
+);
+
+const METHODS: Record<A2aVersion, Record<string, Method>> = {
+  '1.0': {
+    ...REFERENCE_METHODS,
+    SendMessage: (context, params) => sendMessage(context, '1.0', params),
+    ...TASK_METHODS_1_0,
+    SendStreamingMessage: NO_STREAMING,
+    SubscribeToTask: NO_STREAMING,
+    CreateTaskPushNotificationConfig: NO_PUSH,
+    GetTaskPushNotificationConfig: NO_PUSH,
+    ListTaskPushNotificationConfigs: NO_PUSH,
+    DeleteTaskPushNotificationConfig: NO_PUSH,
+    GetExtendedAgentCard: unsupported(
+      RPC.unsupportedOperation,
+      'There is no extended agent card (capabilities.extendedAgentCard is false).',
+    ),
+  },
+  '0.3': {
+    ...REFERENCE_METHODS,
+    'message/send': (context, params) => sendMessage(context, '0.3', params),
+    ...TASK_METHODS_0_3,
+    'message/stream': NO_STREAMING,
+    'tasks/resubscribe': NO_STREAMING,
+    'tasks/pushNotificationConfig/set': NO_PUSH,
+    'tasks/pushNotificationConfig/get': NO_PUSH,
+    'tasks/pushNotificationConfig/list': NO_PUSH,
+    'tasks/pushNotificationConfig/delete': NO_PUSH,
+    'agent/getAuthenticatedExtendedCard': unsupported(
+      RPC.extendedCardNotConfigured,
+      'There is no authenticated extended agent card.',
+    ),
+  },
+};
+
+/** Which version has a method, to say so when a request asks the other one for it. */
+function versionHaving(method: string): A2aVersion | undefined {
+  return (Object.keys(METHODS) as A2aVersion[]).find((v) => Object.hasOwn(METHODS[v], method));
+}
+
+/** Calls a method by name in the negotiated version; unknown names and malformed params are errors. */
 export async function callMethod(context: MethodContext, method: string, params: unknown): Promise<unknown> {
-  const run = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
-  if (!run) throw new RpcFailure({ code: RPC.methodNotFound, message: `Method not found: ${method}` });
+  const { version, failures } = context;
+  if (typeof version !== 'string') {
+    throw a2aError(
+      failures,
+      RPC.versionNotSupported,
+      `A2A-Version ${version.unsupported} is not supported; send 1.0 or 0.3.`,
+      {
+        error: 'version_not_supported',
+        error_kind: 'validation',
+        supported_versions: ['1.0', '0.3'],
+      },
+    );
+  }
+  const run = Object.hasOwn(METHODS[version], method) ? METHODS[version][method] : undefined;
+  if (!run) {
+    const other = versionHaving(method);
+    const hint = other ? ` (${method} is an A2A ${other} method: send the header A2A-Version: ${other})` : '';
+    throw new RpcFailure({ code: RPC.methodNotFound, message: `Method not found: ${method}${hint}` });
+  }
   if (params !== undefined && !isObject(params))
-    throw invalidParams('params must be an object (by-name parameters)', 'params');
+    throw invalidParams(failures, 'params must be an object (by-name parameters)', 'params');
   return run(context, params ?? {});
 }

@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.ts';
+import { challengeForAnswer } from '../http/bearer-challenge.ts';
 import { rateKeyForIp } from '../http/client.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
+import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { A2A_PATH, capabilitiesOf, registerAgentCard } from './a2a-card.ts';
-import { callMethod, type MethodContext, RPC, type RpcError, RpcFailure } from './a2a-methods.ts';
+import { type FailureContext, RPC } from './a2a-errors.ts';
+import { callMethod, type MethodContext, type RpcError, RpcFailure } from './a2a-methods.ts';
+import { LEGACY_VERSION, negotiateVersion } from './a2a-version.ts';
 
 /** More entries than this in one batch is refused whole: each entry is a full operation call. */
 export const MAX_BATCH = 20;
@@ -44,7 +47,10 @@ async function answer(context: MethodContext, entry: unknown): Promise<RpcRespon
     return notification ? undefined : { jsonrpc: '2.0', id, result };
   } catch (failure) {
     if (notification) return undefined;
-    if (failure instanceof RpcFailure) return errorResponse(id, failure.rpc);
+    if (failure instanceof RpcFailure) {
+      if (failure.http) context.httpLevel ??= failure.http;
+      return errorResponse(id, failure.rpc);
+    }
     context.call.log?.error({ err: failure, requestId: context.call.requestId }, 'a2a method failed');
     return errorResponse(id, {
       code: RPC.internal,
@@ -79,6 +85,13 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The protocol version a request asks for: the A2A-Version header, or the query parameter (§3.6.1). */
+function versionAsked(request: FastifyRequest): string | undefined {
+  const query = request.query as Record<string, unknown> | undefined;
+  const fromQuery = query?.['A2A-Version'];
+  return header(request, 'a2a-version') ?? (typeof fromQuery === 'string' ? fromQuery : undefined);
+}
+
 /**
  * The A2A surface: JSON-RPC 2.0 at /api/a2a and the agent card. Every call goes through the same
  * pipeline as REST (ARCHITECTURE.md §2); this file only speaks the envelope.
@@ -97,10 +110,19 @@ export function registerA2a(app: FastifyInstance, deps: Deps, operations: readon
     // Any media type: JSON-RPC clients differ in what they declare, and the envelope is JSON regardless.
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (request, body, done) => {
       if (body === '') return done(null, UNPARSABLE);
+      request.rawBody = body as string;
       parseJson(request, body as string, (error, value) => done(null, error ? UNPARSABLE : value));
     });
     scope.post(A2A_PATH, { bodyLimit }, async (request, reply) => {
+      const negotiated = negotiateVersion(versionAsked(request));
+      const failures: FailureContext = {
+        version: 'version' in negotiated ? negotiated.version : LEGACY_VERSION,
+        base: deps.config.publicUrl,
+        challenge: (body) => challengeForAnswer(deps.config.publicUrl, 'a2a', body),
+      };
       const context: MethodContext = {
+        version: 'version' in negotiated ? negotiated.version : negotiated,
+        failures,
         deps,
         operations,
         call: {
@@ -113,16 +135,26 @@ export function registerA2a(app: FastifyInstance, deps: Deps, operations: readon
           // browser session. A2A is for agents, which carry a bearer.
           log: request.log,
           operations,
+          httpHeaders: request.headers,
+          // The HTTP request carrying the envelope is what a signature covers (reference §7).
+          http: request.headers.authorization
+            ? { method: request.method, target: request.url, body: request.rawBody }
+            : undefined,
         },
       };
       // In a batch, each entry spends its own allowance: one set of headers could not describe them.
       if (!Array.isArray(request.body)) context.rateHeaders = {};
       const response = await answerBody(context, request.body);
       if (context.rateHeaders) reply.headers(context.rateHeaders);
+      if ('version' in negotiated) reply.header('a2a-version', negotiated.version);
+      // A refused credential is an HTTP 401 with the challenge, where A2A puts authentication
+      // failures; in a batch the other entries' answers keep it 200, and the challenge still goes out.
+      if (context.httpLevel) reply.headers(context.httpLevel.headers);
       // Only notifications: JSON-RPC sends nothing back.
       if (response === undefined) return reply.code(204).send();
-      // Errors travel in the body with 200, as JSON-RPC over HTTP expects (A2A SDK clients read it).
-      return reply.code(200).type('application/json').send(response);
+      // Other errors travel in the body with 200, as JSON-RPC over HTTP expects.
+      const status = context.httpLevel && !Array.isArray(response) ? context.httpLevel.status : 200;
+      return reply.code(status).type('application/json').send(response);
     });
   });
 }

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import { errors, toApiError } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
 import { acceptRequestId, queryInput } from '../http/client.ts';
-import { type CallResult, logUnavailable, renderError, runOperation } from '../http/pipeline.ts';
+import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
+import { runOperation } from '../operations/pipeline/run.ts';
+import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 import { callRequestFrom, deprecationHeaders, header, JSON_TYPE, restAnswer } from './rest.ts';
 
@@ -74,7 +75,7 @@ export function directReads(
     if (logsRequests)
       log.info({ reqId: id, req: { method: 'GET', url: request.url, id } }, 'incoming request');
     const call = callRequestFrom(
-      { id, ip: clientIp(request), headers: request.headers, log },
+      { id, ip: clientIp(request), headers: request.headers, log, method: 'GET', url: request.url },
       queryInput(query),
       operations,
     );

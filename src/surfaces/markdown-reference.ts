@@ -1,5 +1,5 @@
-import type { Deps } from '../deps.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
+import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 
 const CREDENTIAL_TEXT: Record<Operation['credential'], string> = {

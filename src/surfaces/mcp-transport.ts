@@ -1,62 +1,42 @@
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ClientRequestSchema,
-  ErrorCode,
   isInitializeRequest,
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
   JSONRPCMessageSchema,
+  type JSONRPCRequest,
+  type JSONRPCResultResponse,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-
-/** Largest JSON-RPC batch accepted, as the SDK's own Streamable HTTP transport. */
-const MAX_BATCH = 100;
-
-export interface HttpAnswer {
-  status: number;
-  /** JSON text; absent for 202 Accepted. */
-  body?: string;
-}
-
-export interface ExchangeHeaders {
-  accept?: string;
-  contentType?: string;
-}
+import {
+  type ExchangeHeaders,
+  failure,
+  type HttpAnswer,
+  invalidParams,
+  MAX_BATCH,
+  repeatedIdRefusal,
+} from './mcp-exchange.ts';
 
 /**
- * Each request method the SDK serves, with the schema its params must meet. The SDK checks params
- * only inside the handler, and answers a mismatch (a tools/call whose arguments are a string, an
- * initialize without clientInfo) as an internal error (-32603): a client mistake, refused here as
- * Invalid params (-32602) instead.
+ * A request the transport answers itself instead of handing it to the connected server (mcp.ts
+ * answers tools/call this way); undefined leaves it to the server.
  */
-const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(
-  ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]),
-);
+export type Shortcut = (request: JSONRPCRequest) => Promise<JSONRPCMessage> | undefined;
 
-/** The JSON-RPC error for a request whose params its method's schema refuses; undefined when they pass. */
-function invalidParams(message: JSONRPCMessage): JSONRPCMessage | undefined {
-  if (!isJSONRPCRequest(message)) return undefined;
-  const schema = REQUEST_SCHEMAS.get(message.method);
-  if (!schema) return undefined;
-  const checked = schema.safeParse(message);
-  if (checked.success) return undefined;
-  const issue = checked.error.issues[0];
-  const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-  return {
-    jsonrpc: '2.0',
-    id: message.id,
-    error: {
-      code: ErrorCode.InvalidParams,
-      message: `Invalid params: ${where}${issue?.message ?? 'invalid'}`,
-    },
-  };
+/**
+ * Whether a message the server sends is a response. Checked by shape, not with the SDK's
+ * isJSONRPCResultResponse/isJSONRPCErrorResponse: a zod check that fails builds a ZodError (an
+ * Error, stack and all), which cost tens of µs per call on a busy server (docs/benchmarks.md).
+ */
+function isResponse(message: JSONRPCMessage): message is JSONRPCResultResponse | JSONRPCErrorResponse {
+  return !('method' in message) && ('result' in message || 'error' in message);
 }
 
-function failure(status: number, code: number, message: string): HttpAnswer {
-  return { status, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
+/** Only an initialize request's method says so: the full check runs only for those (see isResponse). */
+function isInitialize(message: JSONRPCMessage): boolean {
+  return 'method' in message && message.method === 'initialize' && isInitializeRequest(message);
 }
 
 /** The HTTP answer to requests once each has its response, in the order they were sent. */
@@ -73,6 +53,7 @@ function answerOf(order: RequestId[], responses: Map<RequestId, JSONRPCMessage>)
  * different clients never meet in one server.
  */
 export class ExchangeTransport implements Transport {
+  private readonly shortcut?: Shortcut;
   onmessage?: Transport['onmessage'];
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -81,6 +62,10 @@ export class ExchangeTransport implements Transport {
     responses: Map<RequestId, JSONRPCMessage>;
     resolve(answer: HttpAnswer): void;
   };
+
+  constructor(shortcut?: Shortcut) {
+    this.shortcut = shortcut;
+  }
 
   async start(): Promise<void> {}
 
@@ -91,7 +76,7 @@ export class ExchangeTransport implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     // In JSON-response mode only responses travel back; notifications tied to a request are dropped.
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    if (!isResponse(message)) return;
     const pending = this.pending;
     const id = message.id ?? options?.relatedRequestId;
     if (!pending || id === undefined || !pending.order.includes(id)) return;
@@ -125,12 +110,11 @@ export class ExchangeTransport implements Transport {
     } catch {
       return failure(400, -32700, 'Parse error: Invalid JSON-RPC message');
     }
-    if (messages.some(isInitializeRequest) && messages.length > 1)
+    if (messages.length > 1 && messages.some(isInitialize))
       return failure(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    const repeated = repeatedIdRefusal(messages);
+    if (repeated) return repeated;
     const order = messages.filter(isJSONRPCRequest).map((message) => message.id);
-    // Answers are matched to requests by id: a repeated id could never be answered apart.
-    if (new Set(order).size !== order.length)
-      return failure(400, -32600, 'Invalid Request: Request ids in a batch must be unique');
     if (order.length === 0) {
       for (const message of messages) this.onmessage?.(message);
       return { status: 202 };
@@ -145,7 +129,11 @@ export class ExchangeTransport implements Transport {
     if (responses.size === order.length) return answerOf(order, responses);
     return new Promise<HttpAnswer>((resolve) => {
       this.pending = { order, responses, resolve };
-      for (const message of dispatched) this.onmessage?.(message);
+      for (const message of dispatched) {
+        const answered = 'id' in message && 'method' in message ? this.shortcut?.(message) : undefined;
+        if (answered) answered.then((response) => this.send(response));
+        else this.onmessage?.(message);
+      }
     });
   }
 }

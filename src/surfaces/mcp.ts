@@ -1,21 +1,31 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
+  CallToolResultSchema,
   ErrorCode,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.ts';
+import { bearerChallenge } from '../http/bearer-challenge.ts';
 import { rateKeyForIp } from '../http/client.ts';
-import { chargeAnonymous, renderError, runOperation } from '../http/pipeline.ts';
 import { API_VERSION } from '../operations/api-version.ts';
 import { argumentsOverCap, bodyCapOf } from '../operations/body-cap.ts';
+import { renderError } from '../operations/pipeline/answer.ts';
+import { chargeAnonymous } from '../operations/pipeline/charge.ts';
+import { runOperation } from '../operations/pipeline/run.ts';
+import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
+import { refusedBearer, scopeChallengeFor } from './mcp-credentials.ts';
+import type { ExchangeAnswerer, HttpAnswer } from './mcp-exchange.ts';
+import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
 import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
-import { ExchangeTransport, type HttpAnswer } from './mcp-transport.ts';
+import { ExchangeTransport } from './mcp-transport.ts';
 import { callRequestFrom } from './rest.ts';
 
 const MCP_PATH = '/api/mcp';
@@ -35,6 +45,8 @@ interface Exchange {
   /** Whether any tools/call ran: each is charged by the pipeline, the exchange then is not. */
   ranTool: boolean;
   headers: Record<string, string>;
+  /** The challenge for a scope the member could grant on re-authorizing (mcp-credentials.ts). */
+  scopeChallenge?: string;
 }
 
 function jsonRpcError(status: number, message: string, code = -32000) {
@@ -46,17 +58,33 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+export interface McpSurfaceOptions {
+  /**
+   * 'exchange' (the default): our ExchangeTransport, one per pooled server. 'sdk': the SDK's
+   * WebStandardStreamableHTTPServerTransport, a fresh one per POST (the bench and the test that
+   * both answer alike mount it beside the other, on another path).
+   */
+  transport?: 'exchange' | 'sdk';
+  path?: string;
+}
+
 /**
  * Streamable HTTP in stateless mode (reference §5), JSON responses. Each POST is served by an SDK
  * server of its own, taken from a pool of idle ones and connected to an ExchangeTransport (one
  * exchange at a time, so no two clients' request ids meet), and each tools/call runs the same
  * pipeline as REST.
  */
-export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
+export function registerMcpSurface(
+  app: FastifyInstance,
+  deps: Deps,
+  operations: readonly Operation[],
+  options: McpSurfaceOptions = {},
+): void {
+  const path = options.path ?? MCP_PATH;
   const tools = mcpToolOperations(operations);
   const byName = new Map(tools.map((op) => [op.mcpTool, op]));
   const listing = tools.map(describeTool);
-  const challenge = `Bearer resource_metadata="${deps.config.publicUrl}/.well-known/oauth-protected-resource"`;
+  const challenge = bearerChallenge(deps.config.publicUrl, 'mcp');
   const ownOrigin = new URL(deps.config.publicUrl).origin;
   // The SDK builds a fresh Ajv (meta-schemas and all) for every Server it constructs unless it is
   // handed one: the pooled servers share this one.
@@ -83,58 +111,100 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
   /** A server with its transport, reused exchange after exchange; `current` is the exchange it serves. */
   interface PooledServer {
     server: Server;
-    transport: ExchangeTransport;
+    answer: ExchangeAnswerer;
     current?: { request: FastifyRequest; exchange: Exchange };
   }
   const idle: PooledServer[] = [];
 
-  function createServer(): PooledServer {
-    const pooled: PooledServer = {
-      server: new Server(
-        { name: 'agent-commons', version: API_VERSION },
-        { capabilities: { tools: {} }, jsonSchemaValidator },
-      ),
-      transport: new ExchangeTransport(),
-    };
-    const { server } = pooled;
+  async function createServer(): Promise<PooledServer> {
+    const server = new Server(
+      { name: 'agent-commons', version: API_VERSION },
+      { capabilities: { tools: {} }, jsonSchemaValidator },
+    );
+    let answer: ExchangeAnswerer;
+    if (options.transport === 'sdk') answer = sdkTransportAnswerer(server, deps.config.publicUrl + path);
+    else {
+      const transport = new ExchangeTransport((request) => answerToolCall(pooled, request));
+      await server.connect(transport);
+      answer = (body, headers) => transport.handle(body, headers);
+    }
+    const pooled: PooledServer = { server, answer };
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
-    server.setRequestHandler(CallToolRequestSchema, async (call) => {
-      const current = pooled.current;
-      if (!current) throw new McpError(ErrorCode.InternalError, 'No exchange in progress');
-      const { request, exchange } = current;
-      exchange.ranTool = true;
-      const op = byName.get(call.params.name);
-      if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
-      const args = call.params.arguments ?? {};
-      const tooLarge = argumentsOverCap(op, deps, args, Buffer.byteLength(String(request.body ?? '')));
-      if (tooLarge) return toolResult(renderError(tooLarge, { requestId: request.id }));
-      // Bearer only: a browser cookie riding along must not authenticate an MCP call.
-      const callRequest = callRequestFrom(request, args, operations, 'mcp', false);
-      const result = await runOperation(deps, op, callRequest);
-      if (result.status === 401) exchange.unauthorized = true;
-      for (const [name, value] of Object.entries(result.headers)) {
-        if (FORWARDED_HEADERS.test(name)) exchange.headers[name] = value;
-      }
-      return toolResult(result);
-    });
+    server.setRequestHandler(CallToolRequestSchema, (call) => callTool(pooled, call));
     return pooled;
+  }
+
+  /**
+   * tools/call answered by our transport without the SDK server, exactly as the server would answer
+   * it (its checks, its result validation, its error shape): the server's per-request machinery and
+   * the zod checks that fail on the way (each builds a ZodError) cost more than the call itself
+   * (docs/benchmarks.md). A task-augmented call still goes to the server, which refuses it.
+   */
+  function answerToolCall(
+    pooled: PooledServer,
+    request: JSONRPCRequest,
+  ): Promise<JSONRPCMessage> | undefined {
+    if (request.method !== 'tools/call' || request.params?.task !== undefined) return undefined;
+    const { id } = request;
+    const failed = (error: { code?: unknown; message?: string; data?: unknown }): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: Number.isSafeInteger(error.code) ? (error.code as number) : ErrorCode.InternalError,
+        message: error.message ?? 'Internal error',
+        ...(error.data !== undefined && { data: error.data }),
+      },
+    });
+    return (async () => {
+      // The transport has refused params its schema does not accept (invalidParams), so this parses.
+      const result = await callTool(pooled, CallToolRequestSchema.parse(request));
+      const checked = CallToolResultSchema.safeParse(result);
+      if (!checked.success)
+        throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${checked.error.message}`);
+      return { result: checked.data, jsonrpc: '2.0' as const, id };
+    })().catch(failed);
+  }
+
+  async function callTool(pooled: PooledServer, call: CallToolRequest) {
+    const current = pooled.current;
+    if (!current) throw new McpError(ErrorCode.InternalError, 'No exchange in progress');
+    const { request, exchange } = current;
+    exchange.ranTool = true;
+    const op = byName.get(call.params.name);
+    if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
+    const args = call.params.arguments ?? {};
+    const tooLarge = argumentsOverCap(op, deps, args, Buffer.byteLength(String(request.body ?? '')));
+    if (tooLarge) return toolResult(renderError(tooLarge, { requestId: request.id }));
+    // Bearer only: a browser cookie riding along must not authenticate an MCP call.
+    const callRequest = callRequestFrom(request, args, operations, 'mcp', false);
+    const result = await runOperation(deps, op, callRequest);
+    if (result.status === 401) exchange.unauthorized = true;
+    if (result.status === 403) exchange.scopeChallenge ??= await scopeChallengeFor(deps, request, result);
+    for (const [name, value] of Object.entries(result.headers)) {
+      if (FORWARDED_HEADERS.test(name)) exchange.headers[name] = value;
+    }
+    return toolResult(result);
   }
 
   async function handlePost(request: FastifyRequest, reply: FastifyReply) {
     const refusal = refuseHeaders(request);
     if (refusal) return reply.code(refusal.status).type('application/json').send(refusal.body);
+    const badBearer = await refusedBearer(deps, request);
+    if (badBearer)
+      return reply
+        .code(badBearer.status)
+        .header('www-authenticate', badBearer.challenge)
+        .type('application/json')
+        .send(badBearer.body);
     const exchange: Exchange = { unauthorized: false, ranTool: false, headers: {} };
-    let pooled = idle.pop();
-    if (!pooled) {
-      pooled = createServer();
-      await pooled.server.connect(pooled.transport);
-    }
+    const pooled = idle.pop() ?? (await createServer());
     pooled.current = { request, exchange };
     let answer: HttpAnswer;
     try {
-      answer = await pooled.transport.handle(typeof request.body === 'string' ? request.body : undefined, {
+      answer = await pooled.answer(typeof request.body === 'string' ? request.body : undefined, {
         accept: header(request, 'accept'),
         contentType: header(request, 'content-type'),
+        protocolVersion: header(request, 'mcp-protocol-version'),
       });
     } catch (error) {
       // A server that failed mid-exchange is not trusted with another one.
@@ -157,6 +227,8 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
     // pointing at the protected-resource metadata (auth-lessons 1), while the body still carries
     // the in-band result.
     if (exchange.unauthorized) reply.code(401).header('www-authenticate', challenge);
+    // Tool errors stay in-band (reference §5); the challenge says a re-authorization could cure it.
+    else if (exchange.scopeChallenge) reply.header('www-authenticate', exchange.scopeChallenge);
     const version = header(request, 'mcp-protocol-version');
     if (version) reply.header('mcp-protocol-version', version);
     if (answer.body === undefined) return reply.send();
@@ -182,11 +254,11 @@ export function registerMcpSurface(app: FastifyInstance, deps: Deps, operations:
       const failure = jsonRpcError(status, message);
       reply.code(status).type('application/json').send(failure.body);
     });
-    scope.post(MCP_PATH, { bodyLimit }, handlePost);
+    scope.post(path, { bodyLimit }, handlePost);
     // Stateless: there is no stream to resume and no session to end (transport spec allows 405).
     scope.route({
       method: ['GET', 'DELETE'],
-      url: MCP_PATH,
+      url: path,
       handler: async (_request, reply) => {
         const failure = jsonRpcError(405, 'Method not allowed.');
         return reply.code(405).header('allow', 'POST').type('application/json').send(failure.body);

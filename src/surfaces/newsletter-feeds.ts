@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { XMLBuilder } from 'fast-xml-parser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.ts';
 import { getIssue, type Issue, recentIssues } from '../domain/content/newsletter.ts';
 import { issueMarkdown, renderMarkdown } from '../domain/content/render.ts';
+import type { Deps } from '../operations/services.ts';
 import { html, SafeHtml } from '../web/html.ts';
 import { sendPage } from '../web/respond.ts';
 

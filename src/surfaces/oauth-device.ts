@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.ts';
-import { runOperation } from '../http/pipeline.ts';
 import { pollSignup } from '../operations/auth/signup-poll.ts';
 import { startSignup } from '../operations/auth/signup-start.ts';
+import { runOperation } from '../operations/pipeline/run.ts';
+import type { Deps } from '../operations/services.ts';
+import { answerCodeGrant } from './oauth-code.ts';
 import { callRequestFrom } from './rest.ts';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -68,9 +69,10 @@ async function registerFacadeRoutes(app: FastifyInstance, deps: Deps): Promise<v
   app.post('/oauth/token', async (request, reply) => {
     const form = (request.body ?? {}) as Form;
     reply.header('cache-control', 'no-store');
+    if (form.grant_type === 'authorization_code') return answerCodeGrant(deps, request, reply, form);
     if (form.grant_type !== DEVICE_GRANT) {
       reply.code(400);
-      return oauthError('unsupported_grant_type', `Only ${DEVICE_GRANT} is supported.`);
+      return oauthError('unsupported_grant_type', `Supported: authorization_code and ${DEVICE_GRANT}.`);
     }
     const result = await runOperation(
       deps,

@@ -1,10 +1,11 @@
 import type { TSchema } from '@sinclair/typebox';
-import type { Deps } from '../deps.ts';
 import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
 import { API_VERSION } from '../operations/api-version.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
+import { effectsOf } from '../operations/effects.ts';
 import { ErrorSchema, RateInfoSchema, toJsonSchema } from '../operations/schemas.ts';
-import { isRestOperation, type Operation } from '../operations/types.ts';
+import type { Deps } from '../operations/services.ts';
+import { type DocumentedError, isRestOperation, type Operation } from '../operations/types.ts';
 
 /** The shared components: a schema with one of these $ids is referenced, not repeated. */
 const componentRef = (id: string) =>
@@ -15,16 +16,54 @@ const component = (schema: TSchema) => toJsonSchema(schema, componentRef, false)
 
 const CROSS_SITE = 'A browser request with the session cookie from another site (cross_site_request)';
 
+const RATE_LIMITED =
+  'Rate limit exhausted: every call counts against a per-minute budget (per token, or per IP without one), besides any quota of its own; Retry-After says when to come back';
+
+/**
+ * What the pipeline itself answers before an operation's handler runs (operations/pipeline/), by the
+ * kind of operation: each is declared unless the operation already lists the status, in which case
+ * the pipeline's reason is added to its description.
+ */
+function pipelineErrors(op: Operation): DocumentedError[] {
+  const withBody = op.method !== 'GET';
+  const credentialed = op.credential !== 'public' && op.credential !== 'optional_bearer';
+  const sessionWrite = (op.credential === 'session' || op.credential === 'bearer_or_session') && withBody;
+  const errors: (DocumentedError | false)[] = [
+    {
+      status: 400,
+      description: withBody
+        ? 'The body is not JSON (invalid_json) or breaks the input schema: an unknown field, a wrong type (validation, with field)'
+        : 'The query breaks the input schema: an unknown parameter, a wrong type (validation, with field)',
+    },
+    credentialed && { status: 401, description: 'Missing, unknown, expired or revoked credential' },
+    op.scope !== undefined &&
+      credentialed && {
+        status: 403,
+        description: `The token lacks ${op.scope}, or the member's tier no longer grants it (tier)`,
+      },
+    sessionWrite && { status: 403, description: CROSS_SITE },
+    withBody && { status: 413, description: 'Body larger than the operation accepts (payload_too_large)' },
+    withBody && {
+      status: 415,
+      description: 'A body that is not sent as application/json (unsupported_media_type)',
+    },
+    { status: 429, description: RATE_LIMITED },
+    {
+      status: 431,
+      description: 'Request headers larger than the HTTP server accepts (answered before any operation runs)',
+    },
+  ];
+  return errors.filter((error): error is DocumentedError => error !== false);
+}
+
 /** The operation's own refusals, and those the pipeline adds for every operation of its kind. */
-function withPipelineErrors(op: Operation): { status: number; description: string }[] {
+function withPipelineErrors(op: Operation): DocumentedError[] {
   const listed = op.errors.map((error) => ({ ...error }));
-  const sessionWrite =
-    (op.credential === 'session' || op.credential === 'bearer_or_session') && op.method !== 'GET';
-  if (sessionWrite) {
-    const forbidden = listed.find((error) => error.status === 403);
-    if (forbidden)
-      forbidden.description = `${forbidden.description}; or ${CROSS_SITE[0].toLowerCase()}${CROSS_SITE.slice(1)}`;
-    else listed.push({ status: 403, description: CROSS_SITE });
+  for (const added of pipelineErrors(op)) {
+    const same = listed.find((error) => error.status === added.status);
+    if (!same) listed.push({ ...added });
+    else if (added.status === 429 || added.description === CROSS_SITE)
+      same.description = `${same.description}; or ${added.description[0].toLowerCase()}${added.description.slice(1)}`;
   }
   return listed.sort((a, b) => a.status - b.status);
 }
@@ -59,11 +98,78 @@ const RATE_HEADERS = {
   'RateLimit-Reset': { schema: { type: 'integer' } },
 };
 
-function operationObject(op: Operation, deps: Deps) {
+function documentedHeaders(headers: Record<string, string> | undefined) {
+  if (!headers) return undefined;
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+  );
+}
+
+/** The input schema as agents must fill it: with the fields only a browser session may leave out required. */
+export function agentInputSchema(op: Operation): {
+  properties?: Record<string, Record<string, unknown>>;
+  required?: string[];
+} {
   const input = plain(op.input) as {
     properties?: Record<string, Record<string, unknown>>;
     required?: string[];
   };
+  if (!op.agentRequired?.length) return input;
+  return { ...input, required: [...new Set([...(input.required ?? []), ...op.agentRequired])] };
+}
+
+/** What a sandbox token's call of a simulated write answers instead (operations/pipeline/sandbox.ts). */
+const SANDBOX_RECEIPT = {
+  type: 'object',
+  required: ['ok', 'sandbox', 'simulated', 'would_have', 'note'],
+  properties: {
+    ok: { const: true },
+    sandbox: { const: true },
+    simulated: { const: true },
+    would_have: {
+      type: 'object',
+      required: ['action', 'scope', 'args'],
+      properties: { action: { type: 'string' }, scope: { type: ['string', 'null'] }, args: {} },
+    },
+    note: { type: 'string' },
+  },
+};
+
+function successResponses(op: Operation): Record<string, unknown> {
+  const headers = { ...RATE_HEADERS, ...documentedHeaders(op.headers?.success) };
+  const schema = plain(op.output);
+  if (op.sandbox !== 'simulated')
+    return {
+      [String(op.successStatus)]: {
+        description: 'Success',
+        headers,
+        content: { 'application/json': { schema } },
+      },
+    };
+  const receipt = {
+    description: 'A sandbox token: the simulated receipt, nothing changed',
+    headers: RATE_HEADERS,
+  };
+  if (op.successStatus === 200)
+    return {
+      '200': {
+        description: 'Success; or, for a sandbox token, the simulated receipt (nothing changed)',
+        headers,
+        content: { 'application/json': { schema: { anyOf: [schema, SANDBOX_RECEIPT] } } },
+      },
+    };
+  return {
+    '200': { ...receipt, content: { 'application/json': { schema: SANDBOX_RECEIPT } } },
+    [String(op.successStatus)]: {
+      description: 'Success',
+      headers,
+      content: { 'application/json': { schema } },
+    },
+  };
+}
+
+function operationObject(op: Operation, deps: Deps) {
+  const input = agentInputSchema(op);
   const parameters: Record<string, unknown>[] = [];
   if (op.inputFrom === 'query') {
     for (const [name, schema] of Object.entries(input.properties ?? {})) {
@@ -77,6 +183,8 @@ function operationObject(op: Operation, deps: Deps) {
       });
     }
   }
+  for (const [name, description] of Object.entries(op.headers?.request ?? {}))
+    parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
   if (op.idempotent) {
     parameters.push({
       name: 'Idempotency-Key',
@@ -86,16 +194,12 @@ function operationObject(op: Operation, deps: Deps) {
       schema: { type: 'string', maxLength: 255 },
     });
   }
-  const responses: Record<string, unknown> = {
-    [String(op.successStatus)]: {
-      description: 'Success',
-      headers: RATE_HEADERS,
-      content: { 'application/json': { schema: plain(op.output) } },
-    },
-  };
+  const responses: Record<string, unknown> = successResponses(op);
   for (const error of withPipelineErrors(op)) {
     const headers =
-      error.status === 429 ? { ...RATE_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } : undefined;
+      error.status === 429
+        ? { ...RATE_HEADERS, 'Retry-After': { schema: { type: 'integer' } } }
+        : documentedHeaders(error.headers);
     responses[String(error.status)] = {
       description: error.description,
       headers,
@@ -117,6 +221,8 @@ function operationObject(op: Operation, deps: Deps) {
         : undefined,
     responses,
     'x-mcp-tool': op.mcpTool,
+    // The facts behind the MCP tool annotations, from the same declaration (operations/effects.ts).
+    'x-effects': effectsOf(op),
     'x-sandbox': op.sandbox,
     'x-rate-limits': quotas.length
       ? quotas.map((q) => ({ name: q.name, limit: q.limit, window: q.window, per: q.per }))

@@ -1,19 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errors, isDependencyUnavailable } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
+import { bearerChallenge } from '../http/bearer-challenge.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
-import {
-  type CallResult,
-  chargeAnonymous,
-  logUnavailable,
-  renderError,
-  runOperation,
-} from '../http/pipeline.ts';
 import { serializedPayload } from '../http/serialized-answers.ts';
 import { bodyCapOf, payloadTooLarge } from '../operations/body-cap.ts';
-import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
+import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
+import { chargeAnonymous } from '../operations/pipeline/charge.ts';
+import { runOperation } from '../operations/pipeline/run.ts';
+import type { Deps } from '../operations/services.ts';
+import { type CallRequest, type HttpMessage, isRestOperation, type Operation } from '../operations/types.ts';
 
 /** What the pipeline reads of an HTTP request: a Fastify request, or node's behind direct reads. */
 export interface HttpRequestView {
@@ -21,6 +18,13 @@ export interface HttpRequestView {
   ip: string;
   headers: IncomingHttpHeaders;
   log?: CallRequest['log'];
+  /** Method and target (path and query) as received, for a signed request (reference §7). */
+  method?: string;
+  url?: string;
+  /** The parsed body, or the body itself where the surface parses it (MCP). */
+  body?: unknown;
+  /** The body as received, where the JSON parser kept it (src/http/raw-body.ts). */
+  rawBody?: string;
 }
 
 export function header(request: { headers: IncomingHttpHeaders }, name: string): string | undefined {
@@ -53,7 +57,29 @@ export function callRequestFrom(
     operations,
     headersUnused: false,
     httpHeaders: request.headers,
+    http: httpMessageOf(request),
   };
+}
+
+const httpMessages = new WeakMap<HttpRequestView, HttpMessage>();
+
+/**
+ * What a signature covers; only a signed request with a bearer needs one (an unsigned one is passed
+ * or refused on its headers alone), so only it gets one. One object per HTTP request, however many
+ * calls it carries (an MCP batch, the credential check before initialize), so they share one
+ * signature verdict and its nonce is claimed once.
+ */
+function httpMessageOf(request: HttpRequestView): HttpMessage | undefined {
+  const { headers } = request;
+  if (headers.authorization === undefined || request.method === undefined) return undefined;
+  if (headers['signature-input'] === undefined && headers.signature === undefined) return undefined;
+  let message = httpMessages.get(request);
+  if (!message) {
+    const body = request.rawBody ?? (typeof request.body === 'string' ? request.body : undefined);
+    message = { method: request.method, target: request.url ?? '/', body };
+    httpMessages.set(request, message);
+  }
+  return message;
 }
 
 /** RFC 9745 Deprecation (a structured date) and RFC 8594 Sunset, from the operation's declaration. */
@@ -205,10 +231,7 @@ async function catchAll(deps: Deps, request: FastifyRequest, reply: FastifyReply
   reply
     .code(401)
     .headers(rateHeaders)
-    .header(
-      'www-authenticate',
-      `Bearer resource_metadata="${deps.config.publicUrl}/.well-known/oauth-protected-resource"`,
-    );
+    .header('www-authenticate', bearerChallenge(deps.config.publicUrl, 'rest'));
   return {
     error: {
       code: 'no_such_operation',

@@ -1,27 +1,40 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.ts';
-import { ALL_SCOPES, SCOPE_CATALOG, STARTER_SCOPE_SETS } from '../domain/auth/scopes.ts';
+import { ALL_SCOPES, SCOPE_CATALOG, SCOPE_RISK, STARTER_SCOPE_SETS } from '../domain/auth/scopes.ts';
 import { FEEDBACK_CATEGORIES } from '../domain/feedback/feedback.ts';
-import { defaultPolicies } from '../http/pipeline.ts';
+import { protectedResourceMetadataUrl } from '../http/bearer-challenge.ts';
 import { API_VERSION } from '../operations/api-version.ts';
-import type { Operation } from '../operations/types.ts';
+import { defaultPolicies } from '../operations/pipeline/charge.ts';
+import type { Deps } from '../operations/services.ts';
+import { isRestOperation, type Operation, type RestOperation } from '../operations/types.ts';
+import { registerOAuthMetadata } from './oauth-metadata.ts';
+import { signedRequestsProfile } from './signing-profile.ts';
 
 /** The scope catalog with the lowest tier that grants each scope, from the registry's tier ladder. */
 export function scopeCatalog(deps: Deps) {
   return ALL_SCOPES.map((scope) => ({
     scope,
     description: SCOPE_CATALOG[scope],
+    risk: SCOPE_RISK[scope],
     tier: deps.tiers.tierFor(scope) ?? null,
   }));
 }
 
 export function aiAgentDocument(deps: Deps, operations: readonly Operation[]) {
   const base = deps.config.publicUrl;
+  const [start, poll, revoke, feedback] = ['startSignup', 'pollSignup', 'revokeToken', 'submitFeedback'].map(
+    (id) => operationById(operations, id),
+  );
+  const endpoint = (op: RestOperation) => ({ method: op.method, url: `${base}${op.path}` });
   const defaults = defaultPolicies(deps);
+  // Several operations share a policy (operator_mutations, say): each is listed once.
   const policies = [
-    defaults.anonymous,
-    defaults.token,
-    ...operations.flatMap((op) => [...(op.rateLimits?.(deps) ?? []), ...(op.quotas?.(deps) ?? [])]),
+    ...new Map(
+      [
+        defaults.anonymous,
+        defaults.token,
+        ...operations.flatMap((op) => [...(op.rateLimits?.(deps) ?? []), ...(op.quotas?.(deps) ?? [])]),
+      ].map((policy) => [policy.name, policy]),
+    ).values(),
   ];
   return {
     name: 'agent-commons',
@@ -39,16 +52,25 @@ export function aiAgentDocument(deps: Deps, operations: readonly Operation[]) {
           identity_types: ['anonymous'],
           registration: {
             device_code: {
-              start: `${base}/api/agent/signup/start`,
-              poll: `${base}/api/agent/signup/poll`,
+              start: `${base}${start.path}`,
+              poll: `${base}${poll.path}`,
+              start_request: endpoint(start),
+              poll_request: { ...endpoint(poll), query: 'device_code', respect: 'interval, and slow_down' },
               standard_endpoints: {
                 device_authorization: `${base}/oauth/device_authorization`,
                 token: `${base}/oauth/token`,
               },
             },
+            authorization_code: {
+              note: 'OAuth 2.1 with PKCE S256, for MCP hosts: register, send the member to authorize, exchange the code.',
+              metadata: `${base}/.well-known/oauth-authorization-server`,
+              register: `${base}/oauth/register`,
+              authorize: `${base}/oauth/authorize`,
+              token: `${base}/oauth/token`,
+            },
             browser_mint: `${base}/agent-console`,
           },
-          self_revoke: `${base}/api/agent/token/revoke`,
+          self_revoke: `${base}${revoke.path}`,
           sandbox: 'A token minted with sandbox:true gets real reads and simulated writes.',
         },
         { type: 'cookie', name: '__session', note: 'Browser-session operations refuse bearers.' },
@@ -61,10 +83,7 @@ export function aiAgentDocument(deps: Deps, operations: readonly Operation[]) {
         self_requestable: t.selfRequestable,
       })),
     },
-    signed_requests: {
-      supported: false,
-      note: 'RFC 9421 Ed25519 request signing is planned; bearer only for now.',
-    },
+    signed_requests: signedRequestsProfile(base),
     rate_limits: policies.map((p) => ({
       name: p.name,
       limit: p.limit,
@@ -79,25 +98,40 @@ export function aiAgentDocument(deps: Deps, operations: readonly Operation[]) {
       'RateLimit-Reset',
     ],
     surfaces: { rest: base, mcp: `${base}/api/mcp`, a2a: `${base}/api/a2a` },
-    contact: { feedback: `${base}/api/agent/feedback` },
+    contact: { feedback: `${base}${feedback.path}` },
     feedback: {
-      url: `${base}/api/agent/feedback`,
-      method: 'POST',
+      url: `${base}${feedback.path}`,
+      method: feedback.method,
       categories: FEEDBACK_CATEGORIES,
       note: 'Report documented-surface mismatches with category broken_url, schema_mismatch, stale_doc, endpoint_404 or other.',
     },
   };
 }
 
-/** `/.well-known/mcp.json`: the MCP server, how to authenticate, and its tools, from the registry. */
+/** The MCP registry's server.json schema this document follows (test/fixtures/mcp-registry/). */
+export const SERVER_JSON_SCHEMA =
+  'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
+
+/** The registry's `namespace/name`: the namespace is this deployment's host in reverse-DNS order. */
+export function mcpServerName(publicUrl: string): string {
+  return `${new URL(publicUrl).hostname.split('.').reverse().join('.')}/agent-commons`;
+}
+
+/**
+ * `/.well-known/mcp.json`: a server.json as the MCP registry defines it (name, description of at most
+ * 100 characters, version, the remote), then how to authenticate and the tools, from the registry.
+ */
 export function mcpDocument(deps: Deps, operations: readonly Operation[]) {
   const base = deps.config.publicUrl;
   const tools = operations.filter((op) => op.mcpTool);
   return {
-    name: 'agent-commons',
-    description:
-      'MCP server of agent-commons: act on behalf of a member of this community space. Every tool runs the same pipeline as the REST API.',
+    $schema: SERVER_JSON_SCHEMA,
+    name: mcpServerName(base),
+    title: 'agent-commons',
+    description: 'Act for a member of a community space: events, bookings, research, highlights.',
     version: API_VERSION,
+    websiteUrl: base,
+    remotes: [{ type: 'streamable-http', url: `${base}/api/mcp` }],
     endpoint: `${base}/api/mcp`,
     transport: 'streamable-http',
     stateless: true,
@@ -105,7 +139,9 @@ export function mcpDocument(deps: Deps, operations: readonly Operation[]) {
     auth: {
       type: 'bearer',
       header: 'Authorization: Bearer agt_…',
-      protected_resource_metadata: `${base}/.well-known/oauth-protected-resource`,
+      protected_resource_metadata: protectedResourceMetadataUrl(base, 'mcp'),
+      oauth:
+        'OAuth 2.1 authorization code with PKCE; a host needs only the endpoint URL (RFC 9728 discovery from the 401).',
       registration: `${base}/.well-known/ai-agent.json`,
     },
     tools: tools.map((op) => ({
@@ -121,10 +157,33 @@ export function mcpDocument(deps: Deps, operations: readonly Operation[]) {
   };
 }
 
-/** `/llms.txt`: a short Markdown index for language models (llmstxt.org layout). */
+function operationById(operations: readonly Operation[], id: string): RestOperation {
+  const op = operations.find((candidate) => candidate.id === id);
+  if (!op || !isRestOperation(op)) throw new Error(`llms.txt needs the REST operation ${id}`);
+  return op;
+}
+
+const CREDENTIALS: Record<Operation['credential'], string> = {
+  public: 'public',
+  optional_bearer: 'public; a bearer is charged instead of the IP',
+  bearer: 'bearer',
+  session: 'browser session',
+  bearer_or_session: 'bearer or browser session',
+};
+
+/**
+ * `/llms.txt`: a short Markdown index for language models (llmstxt.org layout). Every request it
+ * describes names its method and comes from the registry (the token flow from the signup operations
+ * themselves), and `test/discovery.test.ts` sends each one.
+ */
 export function llmsText(deps: Deps, operations: readonly Operation[]): string {
   const base = deps.config.publicUrl;
   const tools = operations.filter((op) => op.mcpTool);
+  const rest = operations.filter(isRestOperation);
+  const call = (op: RestOperation) => `${op.method} ${base}${op.path}`;
+  const [start, poll, check] = ['startSignup', 'pollSignup', 'setupCheck'].map((id) =>
+    operationById(operations, id),
+  );
   const lines = [
     '# agent-commons',
     '',
@@ -134,18 +193,25 @@ export function llmsText(deps: Deps, operations: readonly Operation[]): string {
     '',
     '## Getting a token',
     '',
-    `- Device flow: POST ${base}/api/agent/signup/start, show the member the verification URL and code, then poll POST ${base}/api/agent/signup/poll until it returns the agent token (standard endpoints: ${base}/oauth/device_authorization and ${base}/oauth/token).`,
+    `- Device flow: ${call(start)} with {"scopes": [...], "client_name": "..."}, show the member the verification URL and user_code, then ${call(poll)}?device_code=... every \`interval\` seconds (a 429 slow_down gives a longer interval to keep) until it answers status completed with the agent token, exactly once (standard endpoints: POST ${base}/oauth/device_authorization and POST ${base}/oauth/token).`,
+    `- MCP hosts: OAuth 2.1 authorization code with PKCE, discovered from the 401 of POST ${base}/api/mcp (RFC 9728 metadata at GET ${base}/.well-known/oauth-protected-resource/api/mcp, registration with POST ${base}/oauth/register); the member approves in the browser.`,
     '- Send it as `Authorization: Bearer agt_…`; a token minted with sandbox:true gets real reads and simulated writes.',
-    `- Check it with GET ${base}/api/agent/setup-check.`,
+    `- Check it with ${call(check)}.`,
     '',
     '## Documents',
     '',
     `- [OpenAPI](${base}/openapi.json): every REST operation with its schemas`,
     `- [API reference](${base}/docs): the same, as a page`,
     `- [Agent registration](${base}/.well-known/ai-agent.json): auth schemes, scopes, tiers, rate limits`,
-    `- [MCP server](${base}/.well-known/mcp.json): Streamable HTTP at ${base}/api/mcp and its tools`,
-    `- [A2A agent card](${base}/.well-known/agent-card.json): JSON-RPC at ${base}/api/a2a`,
-    `- [Feedback](${base}/api/agent/feedback): POST what is broken or missing`,
+    `- [MCP server](${base}/.well-known/mcp.json): Streamable HTTP at POST ${base}/api/mcp and its tools`,
+    `- [A2A agent card](${base}/.well-known/agent-card.json): JSON-RPC at POST ${base}/api/a2a`,
+    '',
+    '## REST operations',
+    '',
+    ...rest.map(
+      (op) =>
+        `- ${call(op)}: ${op.summary} (${CREDENTIALS[op.credential]}${op.scope ? `, ${op.scope}` : ''})`,
+    ),
     '',
     '## MCP tools and A2A capabilities',
     '',
@@ -157,28 +223,8 @@ export function llmsText(deps: Deps, operations: readonly Operation[]): string {
 }
 
 export function registerWellKnown(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
-  const base = deps.config.publicUrl;
-  const protectedResource = {
-    resource: base,
-    authorization_servers: [base],
-    scopes_supported: ALL_SCOPES,
-    bearer_methods_supported: ['header'],
-    resource_name: 'agent-commons',
-    resource_documentation: `${base}/docs`,
-  };
-  const authorizationServer = {
-    issuer: base,
-    device_authorization_endpoint: `${base}/oauth/device_authorization`,
-    token_endpoint: `${base}/oauth/token`,
-    grant_types_supported: ['urn:ietf:params:oauth:grant-type:device_code'],
-    response_types_supported: [],
-    token_endpoint_auth_methods_supported: ['none'],
-    scopes_supported: ALL_SCOPES,
-    service_documentation: `${base}/docs`,
-  };
   const agent = aiAgentDocument(deps, operations);
-  app.get('/.well-known/oauth-protected-resource', async () => protectedResource);
-  app.get('/.well-known/oauth-authorization-server', async () => authorizationServer);
+  registerOAuthMetadata(app, deps);
   app.get('/.well-known/ai-agent.json', async () => agent);
   const mcp = mcpDocument(deps, operations);
   app.get('/.well-known/mcp.json', async () => mcp);

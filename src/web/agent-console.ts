@@ -1,53 +1,117 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.ts';
+import { type ActivityView, recentActivity } from '../domain/activity/activity.ts';
+import { STARTER_SCOPE_SETS, STARTER_SET_NAMES } from '../domain/auth/scopes.ts';
+import { signingOfTokens, type TokenSigning } from '../domain/auth/signing-keys.ts';
 import { listTokens, mintToken, revokeToken } from '../domain/auth/tokens.ts';
 import { mcpInstallRecipe } from '../operations/auth/setup-check.ts';
+import type { Deps } from '../operations/services.ts';
+import { keyCell, registerKeyControls } from './agent-keys.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, formList, hasValidCsrf } from './forms.ts';
 import { copyScript, html, type SafeHtml } from './html.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
+import { scopeChoice, scopeList } from './scope-words.ts';
 
 const PAGE = '/agent-console';
 const NAME_MAX = 80;
 
+const RECENT_CALLS = 200;
+
 function when(ms: number | null): string {
-  return ms === null ? 'never' : new Date(Number(ms)).toISOString().replace('T', ' ').slice(0, 16);
+  return ms === null ? 'never' : `${new Date(Number(ms)).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 }
 
-/** The member's own tokens: mint (plaintext shown once), list, revoke (docs/pages.md). */
+/** The starter set the address asks for (?preset=…), limited to what the member's tier grants. */
+function presetAsked(request: FastifyRequest, grantable: readonly string[]) {
+  const name = (request.query as Record<string, unknown>).preset;
+  if (typeof name !== 'string' || !Object.hasOwn(STARTER_SCOPE_SETS, name)) return undefined;
+  return { name, scopes: STARTER_SCOPE_SETS[name].filter((scope) => grantable.includes(scope)) };
+}
+
+/**
+ * A starter set as one button: a mint form carrying the set's name and the scopes of it the member's
+ * tier grants (none granted: no button). It posts to the same mint route as the form below.
+ */
+function presetForm(name: string, grantable: readonly string[], csrf: string): SafeHtml | '' {
+  const scopes = STARTER_SCOPE_SETS[name].filter((scope) => grantable.includes(scope));
+  if (scopes.length === 0) return '';
+  const label = STARTER_SET_NAMES[name] ?? name;
+  return html`<form method="post" action="${PAGE}/mint" class="preset">${csrfField(csrf)}<input type="hidden" name="name" value="${label}">${scopes.map(
+    (scope) => html`<input type="hidden" name="scope" value="${scope}">`,
+  )}<button type="submit" data-preset="${name}">Mint “${label}”</button></form>`;
+}
+
+/** The surface of the token's latest call among the member's recent ones. */
+function lastSurface(activity: readonly ActivityView[], prefix: string): string | undefined {
+  return activity.find((call) => call.token_prefix === prefix)?.surface;
+}
+
+type TokenRow = Awaited<ReturnType<typeof listTokens>>[number];
+
+/** One token: its state first, what it may do in words, when and where it was last used, its controls. */
+function tokenCard(
+  token: TokenRow,
+  signing: TokenSigning | undefined,
+  surface: string | undefined,
+  csrf: string,
+): SafeHtml {
+  const live = token.revoked_at === null;
+  const scopes = JSON.parse(token.scopes) as string[];
+  const state = live
+    ? html`<span class="badge state-active">Active</span>${token.sandbox ? html` <span class="badge state-sandbox">Sandbox</span>` : ''}`
+    : html`<span class="badge state-revoked">Revoked ${when(token.revoked_at)}</span>`;
+  return html`<article class="card" id="token-${token.id}" aria-labelledby="token-${token.id}-name"><h3 id="token-${token.id}-name">${token.name} ${state}</h3>
+<dl class="facts"><dt>Token</dt><dd><code>${token.prefix}…</code></dd>
+<dt>Last used</dt><dd>${when(token.last_used_at)}${surface ? html` over <strong>${surface}</strong>` : ''}</dd>
+<dt>Created</dt><dd>${when(token.created_at)}, by the <span class="source">${token.source}</span> flow</dd></dl>
+<details><summary>What it may do (${scopes.length})</summary>${scopeList(`scopes-${token.id}`, scopes)}</details>
+${
+  live
+    ? html`<div class="key">${keyCell(token.id, signing, csrf)}</div>
+<details class="confirm"><summary>Revoke ${token.name}…</summary><p>The agent using it is refused from its next call. This cannot be undone.</p>
+<form method="post" action="${PAGE}/revoke">${csrfField(csrf)}<input type="hidden" name="token_id" value="${token.id}"><button class="danger primary" type="submit" aria-label="Revoke ${token.name}">Yes, revoke it</button></form></details>`
+    : ''
+}</article>`;
+}
+
+/**
+ * The member's own tokens: each with its state, what it may do in words, where it was last used, and
+ * revoke behind a confirmation; mint from a starter set or by hand (plaintext shown once) (docs/pages.md).
+ */
 export function registerAgentConsole(app: FastifyInstance, deps: Deps): void {
   async function render(request: FastifyRequest, reply: FastifyReply, status: number, notice?: SafeHtml) {
     const session = await signedIn(deps, request);
     if (!session) return reply.redirect('/signin', 303);
     const csrf = csrfToken(deps.config, request, reply);
-    const tokens = await listTokens(deps.db, session.member.id);
+    const [tokens, signing, activity] = await Promise.all([
+      listTokens(deps.db, session.member.id),
+      signingOfTokens(deps.db, session.member.id),
+      recentActivity(deps, session.member.id, RECENT_CALLS),
+    ]);
     const grantable = deps.tiers.scopesOf(session.member.tier);
+    const preset = presetAsked(request, grantable);
     return sendPage(
       reply,
       status,
       'Agent console',
       html`<h1>Agent console</h1>${notice ?? ''}
-<h2>Mint a token</h2>
-<form method="post" action="${PAGE}/mint">${csrfField(csrf)}
-<p><label for="name">Name</label><br><input id="name" name="name" required maxlength="${NAME_MAX}"></p>
-<fieldset><legend>Scopes your tier (${session.member.tier}) grants</legend>
-${grantable.map((scope) => html`<label><input type="checkbox" name="scope" value="${scope}"> <code>${scope}</code></label><br>`)}
-</fieldset>
-<p><label><input type="checkbox" name="sandbox" value="1"> Sandbox: writes are simulated, nothing changes</label></p>
-<button type="submit">Mint</button></form>
+<p>The tokens your agents hold, what each may do, and the way to take it back.</p>
 <h2>Your tokens</h2>
-<table><thead><tr><th>Token</th><th>Name</th><th>Scopes</th><th>Sandbox</th><th>Created</th><th>Last used</th><th>Via</th><th></th></tr></thead><tbody>
-${tokens.map(
-  (
-    token,
-  ) => html`<tr><td><code>${token.prefix}…</code></td><td>${token.name}</td><td>${(JSON.parse(token.scopes) as string[]).join(', ')}</td>
-<td>${token.sandbox ? 'yes' : 'no'}</td><td>${when(token.created_at)}</td><td>${when(token.last_used_at)}</td><td>${token.source}</td>
-<td>${
-    token.revoked_at === null
-      ? html`<form method="post" action="${PAGE}/revoke">${csrfField(csrf)}<input type="hidden" name="token_id" value="${token.id}"><button type="submit" aria-label="Revoke ${token.name}">Revoke</button></form>`
-      : html`revoked ${when(token.revoked_at)}`
-  }</td></tr>`,
-)}
-</tbody></table>`,
+${tokens.length ? tokens.map((token) => tokenCard(token, signing.get(token.id), lastSurface(activity, token.prefix), csrf)) : html`<p>No tokens yet. Approve an agent's code on <a href="/signup-with-agent">the approval page</a>, or mint a token below.</p>`}
+<p class="muted">A token with a bound key can be required to sign its calls (RFC 9421, Ed25519): then the bearer alone is not enough. How to make a key pair and sign a request: <code>docs/signed-requests.md</code> in the service's repository.</p>
+<h2 id="mint">Mint a token</h2>
+<h3>In one click</h3>
+<div class="actions">${Object.keys(STARTER_SCOPE_SETS).map((name) => presetForm(name, grantable, csrf))}</div>
+<nav aria-label="Starter sets"><p>Or start from a set and adjust it: ${Object.keys(STARTER_SCOPE_SETS).map(
+        (name, i) =>
+          html`${i ? ' · ' : ''}<a href="${PAGE}?preset=${name}#mint"${preset?.name === name ? html` aria-current="true"` : ''}>${STARTER_SET_NAMES[name] ?? name}</a>`,
+      )}</p></nav>
+<form method="post" action="${PAGE}/mint">${csrfField(csrf)}
+<div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="${NAME_MAX}"${preset ? html` value="${STARTER_SET_NAMES[preset.name] ?? preset.name}"` : ''}></div>
+<fieldset><legend>What it may do (your tier, ${session.member.tier}, grants these)</legend>
+${grantable.map((scope) => scopeChoice(scope, preset?.scopes.includes(scope) ?? false))}
+</fieldset>
+<label class="choice"><input type="checkbox" name="sandbox" value="1"> <span>Sandbox: writes are simulated, nothing changes</span></label>
+<div class="actions"><button class="primary" type="submit">Mint</button></div></form>`,
     );
   }
 
@@ -55,6 +119,7 @@ ${tokens.map(
     acceptFormBodies(scope, deps.config);
 
     scope.get(PAGE, (request, reply) => render(request, reply, 200));
+    registerKeyControls(scope, deps, render, PAGE);
 
     scope.post(`${PAGE}/mint`, async (request, reply) => {
       if (!hasValidCsrf(request)) return refuseForgery(reply);
@@ -69,7 +134,7 @@ ${tokens.map(
           : 'Give the token a name and at least one scope.';
         return render(request, reply, 400, html`<p role="alert" class="warning">${problem}</p>`);
       }
-      const minted = await mintToken(deps.db, deps.clock, deps.tiers, session.member, {
+      const minted = await mintToken(deps, session.member, {
         name,
         scopes,
         sandbox: formField(request, 'sandbox') === '1',
@@ -96,7 +161,7 @@ ${tokens.map(
       const owned = (await listTokens(deps.db, session.member.id)).some((token) => token.id === tokenId);
       if (!owned)
         return render(request, reply, 404, html`<p role="alert" class="warning">You have no such token.</p>`);
-      await revokeToken(deps.db, deps.clock, tokenId, {
+      await revokeToken(deps, tokenId, {
         kind: 'member',
         member_id: session.member.id,
         via: 'console',

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../operations/services.ts';
 import { html } from './html.ts';
 import { sendPage, signedIn } from './respond.ts';
 

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { iso } from '../clock.ts';
 import { ApiError } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
 import { CodeHost, CodeHostError } from '../domain/leaderboard/code-host.ts';
 import {
   type LinkSource,
@@ -12,6 +11,7 @@ import {
 } from '../domain/leaderboard/links.ts';
 import { standingOf } from '../domain/leaderboard/standings.ts';
 import { readCookie } from '../http/client.ts';
+import type { Deps } from '../operations/services.ts';
 import { constantTimeEqual, randomId } from '../secrets.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf, setCookie } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';

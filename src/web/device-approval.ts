@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { counterKey, type RatePolicy, windowBounds } from '../core/rate-limit.ts';
-import type { Deps } from '../deps.ts';
 import { approveGrant, bindGrantToSession, denyGrant } from '../domain/auth/device-grants.ts';
 import { rateKeyForIp } from '../http/client.ts';
+import type { Deps } from '../operations/services.ts';
 import type { DeviceGrantsTable } from '../storage/schema.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
+import { grantCard, scopeList } from './scope-words.ts';
 
 const PAGE = '/signup-with-agent';
 /** Code entries a minute, per member and per IP: enough for typos, far too few to guess codes. */
@@ -49,19 +50,22 @@ export function registerDeviceApprovalPages(app: FastifyInstance, deps: Deps): v
       'Approve an agent',
       html`<h1>An agent asks to act for you</h1>
 <p class="warning"><strong>Approve only if you started this yourself just now.</strong> Someone may have sent you this code to get a token in your name.</p>
-<dl>
-<dt>Client (unverified: the agent chose this name)</dt><dd>${grant.client_name ?? 'unnamed client'}</dd>
-<dt>Requested</dt><dd>${age(deps.clock.now() - Number(grant.created_at))}</dd>
-<dt>From IP</dt><dd>${grant.ip ?? 'unknown'}</dd>
-<dt>User agent</dt><dd>${grant.user_agent ?? 'unknown'}</dd>
-<dt>Sandbox</dt><dd>${grant.sandbox ? 'yes: its writes are simulated' : 'no'}</dd>
-</dl>
-<h2>Scopes your tier (${tier}) can grant</h2>
-<ul id="granted">${granted.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>
-${denied.length ? html`<h2>Scopes it will not get</h2><ul id="denied">${denied.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>` : ''}
+<section class="card" aria-labelledby="who"><h2 id="who">Who is asking</h2>
+<dl class="facts">
+<dt>Agent</dt><dd><strong>${grant.client_name ?? 'unnamed client'}</strong> <span class="badge risk-medium">unverified: the agent chose this name</span></dd>
+<dt>From</dt><dd>IP ${grant.ip ?? 'unknown'}, ${grant.user_agent ?? 'unknown software'}</dd>
+<dt>Asked</dt><dd>${age(deps.clock.now() - Number(grant.created_at))}</dd>
+</dl></section>
+${grantCard(granted, denied, tier)}
+<section class="card" aria-labelledby="mode"><h2 id="mode">${grant.sandbox ? 'Sandbox: nothing real happens' : 'Real: it acts for you'}</h2>
+<p id="sandbox">${
+        grant.sandbox
+          ? 'Sandbox: its writes are simulated and nothing changes, while its reads are real.'
+          : 'Not a sandbox: what it does is done in your name, as if you did it.'
+      } You can revoke it at any time on the <a href="/agent-console">agent console</a>.</p></section>
 <form method="post" action="${PAGE}/decide">${csrfField(csrf)}<input type="hidden" name="code" value="${code}">
-<button type="submit" name="decision" value="approve">Approve</button>
-<button type="submit" name="decision" value="deny">Deny</button></form>`,
+<div class="actions"><button class="primary" type="submit" name="decision" value="approve">Approve</button>
+<button class="danger" type="submit" name="decision" value="deny">Deny</button></div></form>`,
     );
   }
 
@@ -105,9 +109,9 @@ ${denied.length ? html`<h2>Scopes it will not get</h2><ul id="denied">${denied.m
         'Approve an agent',
         html`<h1>Approve an agent</h1><p>Signed in as ${session.member.name}. Enter the code the agent showed you.</p>
 <form method="post" action="${PAGE}">${csrfField(csrf)}
-<label for="code">Code (XXXX-XXXX)</label><br>
-<input id="code" name="code" value="${code}" required maxlength="20" autocomplete="off" autocapitalize="characters">
-<button type="submit">Continue</button></form>`,
+<div class="field"><label for="code">Code (XXXX-XXXX)</label>
+<input id="code" name="code" value="${code}" required maxlength="20" autocomplete="off" autocapitalize="characters"></div>
+<button class="primary" type="submit">Continue</button></form>`,
       );
     });
 
@@ -139,8 +143,8 @@ ${denied.length ? html`<h2>Scopes it will not get</h2><ul id="denied">${denied.m
         200,
         approve ? 'Agent approved' : 'Agent denied',
         approve
-          ? html`<h1>Approved</h1><p>The agent receives its token on its next poll, once. It can use: ${result.granted.join(', ') || 'no scopes'}.</p>`
-          : html`<h1>Denied</h1><p>The agent is told the request was cancelled.</p>`,
+          ? html`<h1>Approved</h1><p role="status">The agent receives its token on its next poll, once.</p><h2>It can now</h2>${result.granted.length ? scopeList('granted', result.granted) : html`<p>Nothing: no scopes were granted.</p>`}<p>Changed your mind? Revoke it on the <a href="/agent-console">agent console</a>.</p>`
+          : html`<h1>Denied</h1><p role="status">The agent is told the request was cancelled. It got nothing.</p>`,
       );
     });
   });

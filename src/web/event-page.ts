@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.ts';
 import { findEventByUrl, toWireEvent } from '../domain/events/events.ts';
 import { publishedEventUrl } from '../domain/events/proposals.ts';
+import type { Deps } from '../operations/services.ts';
 import { html } from './html.ts';
 import { sendPage } from './respond.ts';
 

@@ -1,3 +1,5 @@
+import { COPY_SCRIPT, STYLESHEET } from './assets.ts';
+
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
   '<': '&lt;',
@@ -12,7 +14,10 @@ export function escapeHtml(value: unknown): string {
 
 /** Markup that is already safe; anything else interpolated into `html` is escaped. */
 export class SafeHtml {
-  constructor(readonly value: string) {}
+  readonly value: string;
+  constructor(value: string) {
+    this.value = value;
+  }
   toString(): string {
     return this.value;
   }
@@ -34,31 +39,14 @@ function render(value: unknown): string {
 }
 
 /**
- * The one stylesheet of every page, inline: the Content-Security-Policy allows exactly this text by
- * its hash (src/web/page-security.ts), so any other inline style is refused.
+ * Where the header says who is signed in. Pages are rendered without knowing the session; one hook
+ * (src/web/page-viewer.ts) fills this in for every text/html answer, error pages included.
  */
-export const PAGE_STYLE = `
-  :root { color-scheme: light dark; --accent: #2f6f4f; }
-  body { font: 16px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 0 auto; padding: 1rem; }
-  header a { color: inherit; text-decoration: none; font-weight: 600; }
-  code, pre { font-family: ui-monospace, monospace; font-size: 0.9em; }
-  pre { overflow-x: auto; padding: 0.75rem; background: color-mix(in srgb, currentColor 6%, transparent); }
-  .op { border-top: 1px solid color-mix(in srgb, currentColor 20%, transparent); padding: 0.75rem 0; }
-  .method { display: inline-block; min-width: 4.5rem; font-weight: 700; color: var(--accent); }
-  .tag { font-size: 0.8em; padding: 0 0.4em; border: 1px solid currentColor; border-radius: 0.3em; }
-  .wrap { overflow-wrap: anywhere; }
-  table { border-collapse: collapse; } td, th { text-align: left; padding: 0.2rem 0.6rem 0.2rem 0; vertical-align: top; }
-`;
+export const VIEWER_SLOT = '<span class="viewer" data-viewer><a href="/signin">Sign in</a></span>';
 
-/**
- * The one script the pages use: a `<button data-copy="id">` copies the text of element `id` (the
- * new token on the agent console). Inline and allowed by its hash, like PAGE_STYLE.
- */
-export const COPY_SCRIPT =
-  "for (const b of document.querySelectorAll('button[data-copy]')) b.addEventListener('click', () => navigator.clipboard.writeText(document.getElementById(b.dataset.copy).textContent));";
-
+/** The one script the pages use (the copy button of the agent console), served by us. */
 export function copyScript(): SafeHtml {
-  return new SafeHtml(`<script>${COPY_SCRIPT}</script>`);
+  return html`<script src="${COPY_SCRIPT.url}" defer></script>`;
 }
 
 export function page(title: string, body: SafeHtml): string {
@@ -68,11 +56,14 @@ export function page(title: string, body: SafeHtml): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · agent-commons</title>
-<style>${new SafeHtml(PAGE_STYLE)}</style>
+<link rel="stylesheet" href="${STYLESHEET.url}">
 </head>
 <body>
-<header><a href="/">agent-commons</a></header>
-<main>${body}</main>
+<a class="skip" href="#main">Skip to content</a>
+<header class="site"><nav aria-label="Site"><a class="brand" href="/">agent-commons</a>
+<ul><li><a href="/highlights">Highlights</a></li><li><a href="/agent-console">Agent console</a></li><li><a href="/membership">Membership</a></li><li><a href="/docs">API</a></li></ul>
+${new SafeHtml(VIEWER_SLOT)}</nav></header>
+<main id="main">${body}</main>
 </body>
 </html>`.value;
 }

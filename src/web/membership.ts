@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
 import { getProfile, PROFILE_LIMITS, saveProfile } from '../domain/members/directory.ts';
 import {
   cancelTierRequest,
@@ -8,6 +7,7 @@ import {
   TIER_NOTE_MAX,
   tierStatus,
 } from '../domain/members/tier-requests.ts';
+import type { Deps } from '../operations/services.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Config } from '../config.ts';
-import type { Deps } from '../deps.ts';
 import {
   newOidcLoginSecrets,
   OIDC_LOGIN_COOKIE,
@@ -16,7 +15,8 @@ import {
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../domain/auth/sessions.ts';
 import { openSessionForVerifiedEmail } from '../domain/auth/verified-email.ts';
 import { readCookie } from '../http/client.ts';
-import { inTransaction } from '../storage/transactions.ts';
+import type { Deps } from '../operations/services.ts';
+import { transact } from '../storage/transactions.ts';
 import { safeNext, setCookie } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { sendPage } from './respond.ts';
@@ -116,7 +116,7 @@ export function registerOidcSignInPages(app: FastifyInstance, deps: Deps): void 
     } catch (error) {
       return failure(reply, error);
     }
-    const sessionId = await inTransaction(deps.db, (tx) => openSessionForVerifiedEmail(tx, deps, email));
+    const sessionId = await transact(deps, (tx) => openSessionForVerifiedEmail(tx, deps, email));
     if (!sessionId) {
       return sendPage(
         reply,

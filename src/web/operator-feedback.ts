@@ -1,53 +1,53 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.ts';
-import { listFeedback, resolveFeedback } from '../domain/feedback/triage.ts';
-import { auditedAction } from '../domain/members/operator-audit.ts';
+import { listFeedback } from '../domain/feedback/triage.ts';
+import { backlogOf } from '../domain/operator/overview.ts';
+import { adminResolveFeedback } from '../operations/admin/feedback.ts';
+import type { Deps } from '../operations/services.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
-import { decisionPage, operatorNav } from './operator-nav.ts';
+import { answerPage, runFromPage } from './operator-call.ts';
+import { operatorNav } from './operator-nav.ts';
+import { queueSummary, waitedFor } from './operator-queues.ts';
 import { pageLinks, pageRequested } from './paging.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
-/** Feedback triage for operators: open tickets, newest first, and resolving one (audited). */
+/** Feedback triage for operators: open tickets, oldest first, and resolving one (its operation, audited). */
 export function registerFeedbackTriage(app: FastifyInstance, deps: Deps): void {
   app.register(async (scope) => {
     acceptFormBodies(scope, deps.config);
 
     scope.get('/operator/feedback', async (request, reply) => {
-      const who = await requireOperator(deps, request, reply, 'admin:feedback_review');
+      const who = await requireOperator(deps, request, reply, adminResolveFeedback);
       if (!who.member) return who.reply;
       const requested = pageRequested(request);
-      const page = await listFeedback(deps, 'open', requested);
-      const open = page.rows;
+      const [page, backlog] = await Promise.all([
+        listFeedback(deps, 'open', requested, 'asc'),
+        backlogOf(deps, 'feedback'),
+      ]);
+      const now = deps.clock.now();
       return sendPage(
         reply,
         200,
         'Feedback',
-        html`${operatorNav}<h1>Open feedback</h1>${open.length ? '' : html`<p>Nothing open.</p>`}
-${open.map(
+        html`${operatorNav('/operator/feedback')}<h1>Open feedback</h1>${queueSummary(backlog, 'ticket', now)}
+${page.rows.map(
   (
     row,
-  ) => html`<article class="op" id="${row.ticket_id}"><p><strong>${row.ticket_id}</strong> · ${row.category} · ${row.priority} · ${new Date(Number(row.created_at)).toISOString().slice(0, 16).replace('T', ' ')}</p>
-<pre>${row.message}</pre>${row.expected ? html`<p>Expected: ${row.expected}</p>` : ''}${row.got ? html`<p>Got: ${row.got}</p>` : ''}
-<form method="post" action="/operator/feedback/resolve">${csrfField(who.csrf)}<input type="hidden" name="ticket_id" value="${row.ticket_id}"><button type="submit">Resolve</button></form></article>`,
+  ) => html`<article class="card" id="${row.ticket_id}"><p class="muted"><strong>${row.ticket_id}</strong> · ${row.category} · <span class="badge ${row.priority === 'high' ? 'risk-high' : 'risk-low'}">${row.priority} priority</span> · filed ${new Date(Number(row.created_at)).toISOString().slice(0, 16).replace('T', ' ')} UTC, waiting ${waitedFor(now - Number(row.created_at))}</p>
+<pre>${row.message}</pre>${row.url ? html`<p>Page: <code class="wrap">${row.url}</code></p>` : ''}${row.expected ? html`<p>Expected: ${row.expected}</p>` : ''}${row.got ? html`<p>Got: ${row.got}</p>` : ''}
+<form method="post" action="/operator/feedback/resolve">${csrfField(who.csrf)}<input type="hidden" name="ticket_id" value="${row.ticket_id}"><button class="primary" type="submit" aria-label="Resolve ${row.ticket_id}">Resolve</button></form></article>`,
 )}${pageLinks('/operator/feedback', requested, page)}`,
       );
     });
 
     scope.post('/operator/feedback/resolve', async (request, reply) => {
       if (!hasValidCsrf(request)) return refuseForgery(reply);
-      const who = await requireOperator(deps, request, reply, 'admin:feedback_review');
-      if (!who.member) return who.reply;
-      const ticketId = formField(request, 'ticket_id') ?? '';
-      const outcome = await auditedAction(
-        deps,
-        { operatorId: who.member.id, action: 'feedback.resolve', target: ticketId },
-        (scoped) => resolveFeedback(scoped, ticketId),
-      );
-      return decisionPage(reply, {
+      const result = await runFromPage(deps, request, adminResolveFeedback, {
+        ticket_id: formField(request, 'ticket_id') ?? '',
+      });
+      return answerPage(reply, result, {
         title: 'Feedback',
         back: '/operator/feedback',
-        outcome,
         done: 'Resolved.',
         failed: 'Not resolved',
       });

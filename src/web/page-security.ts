@@ -1,11 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
-import { COPY_SCRIPT, PAGE_STYLE } from './html.ts';
-
-function sha256Source(text: string): string {
-  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-}
 
 function originOf(url: string | undefined): string | undefined {
   if (!url) return undefined;
@@ -18,25 +12,27 @@ function originOf(url: string | undefined): string | undefined {
 }
 
 /**
- * The Content-Security-Policy of every page. Nothing loads unless listed: the one inline stylesheet
- * and the one inline script by their hashes, images from here or any https host (newsletter issues
+ * The Content-Security-Policy of every page. Nothing loads unless listed: the stylesheet and the one
+ * script from this origin (src/web/assets.ts; no inline code at all, not even a style attribute), images from here or any https host (newsletter issues
  * may show them). Forms post here only; the sign-in provider and the code host are listed because
  * Chromium applies form-action to the redirect a form answers with (/signin/oidc, the code-host
- * link). No page may be framed, set a <base> or embed plugins.
+ * link). A page whose form answers with a redirect elsewhere (the OAuth consent page, to the
+ * client's redirect URI) names that target in `extraFormTargets`. No page may be framed, set a
+ * <base> or embed plugins.
  */
-export function contentSecurityPolicy(config: Config): string {
+export function contentSecurityPolicy(config: Config, extraFormTargets: readonly string[] = []): string {
   const formTargets = [
     "'self'",
     ...new Set(
-      [originOf(config.oidc?.issuer), originOf(config.codeHost.webUrl)].filter(
+      [originOf(config.oidc?.issuer), originOf(config.codeHost.webUrl), ...extraFormTargets].filter(
         (origin): origin is string => origin !== undefined,
       ),
     ),
   ];
   return [
     "default-src 'none'",
-    `script-src ${sha256Source(COPY_SCRIPT)}`,
-    `style-src ${sha256Source(PAGE_STYLE)}`,
+    "script-src 'self'",
+    "style-src 'self'",
     "img-src 'self' https:",
     `form-action ${formTargets.join(' ')}`,
     "frame-ancestors 'none'",
@@ -68,7 +64,12 @@ export function securePages(app: FastifyInstance, config: Config): void {
   const headers = pageSecurityHeaders(config);
   app.addHook('onSend', (_request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
-    if (typeof type === 'string' && type.startsWith('text/html')) reply.headers(headers);
+    if (typeof type === 'string' && type.startsWith('text/html')) {
+      // A page that set its own policy (contentSecurityPolicy with extra form targets) keeps it.
+      const own = reply.getHeader('content-security-policy');
+      reply.headers(headers);
+      if (typeof own === 'string') reply.header('content-security-policy', own);
+    }
     done(null, payload);
   });
 }

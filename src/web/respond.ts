@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.ts';
 import { SESSION_COOKIE, verifySession } from '../domain/auth/sessions.ts';
 import { readCookie } from '../http/client.ts';
+import { refusalOf } from '../operations/can-call.ts';
+import type { Deps } from '../operations/services.ts';
+import type { Operation } from '../operations/types.ts';
 import { csrfToken } from './forms.ts';
 import { html, page, type SafeHtml } from './html.ts';
 
@@ -23,29 +25,48 @@ export function refuseForgery(reply: FastifyReply) {
   );
 }
 
-export async function signedIn(deps: Deps, request: FastifyRequest) {
-  const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
-  return sessionId ? verifySession(deps.db, sessionId, deps.clock.now()) : undefined;
+export function operatorsOnly(reply: FastifyReply, tier: string) {
+  return sendPage(
+    reply,
+    403,
+    'Operators only',
+    html`<h1>Operators only</h1><p>Your tier (${tier}) cannot use this page.</p>`,
+  );
 }
 
-/** The operator behind the request and a CSRF token for the page, or the reply already sent (sign in, or 403). */
+type Session = Awaited<ReturnType<typeof verifySession>>;
+const sessionOfRequest = new WeakMap<FastifyRequest, Promise<Session>>();
+
+/**
+ * The member whose session cookie came with the request, looked up once per request: the page and
+ * its header (page-viewer.ts) ask the same question.
+ */
+export function signedIn(deps: Deps, request: FastifyRequest): Promise<Session> {
+  let session = sessionOfRequest.get(request);
+  if (!session) {
+    const sessionId = readCookie(request.headers.cookie, SESSION_COOKIE);
+    session = Promise.resolve(
+      sessionId ? verifySession(deps.db, sessionId, deps.clock.now(), deps.database.authCache) : undefined,
+    );
+    sessionOfRequest.set(request, session);
+  }
+  return session;
+}
+
+/**
+ * The operator behind a console page and a CSRF token for its forms, or the reply already sent
+ * (sign in, or 403). Whether the signed-in member may use the page is whether they may call the
+ * operation its forms run: can-call.ts decides, as it does for every call that operation gets.
+ */
 export async function requireOperator(
   deps: Deps,
   request: FastifyRequest,
   reply: FastifyReply,
-  scope: string,
+  decides: Operation,
 ) {
   const session = await signedIn(deps, request);
   if (!session) return { reply: reply.redirect('/signin', 303) };
-  if (!deps.tiers.grants(session.member.tier, scope)) {
-    return {
-      reply: sendPage(
-        reply,
-        403,
-        'Operators only',
-        html`<h1>Operators only</h1><p>Your tier (${session.member.tier}) cannot use this page.</p>`,
-      ),
-    };
-  }
+  if (refusalOf(decides, { kind: 'session', ...session }, deps.tiers))
+    return { reply: operatorsOnly(reply, session.member.tier) };
   return { member: session.member, csrf: csrfToken(deps.config, request, reply) };
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.ts';
 import { revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../domain/auth/sessions.ts';
 import { issueSignInLink, redeemSignInLink } from '../domain/auth/sign-in.ts';
 import { normalizeEmail } from '../domain/members/members.ts';
 import { readCookie } from '../http/client.ts';
+import type { Deps } from '../operations/services.ts';
 import {
   acceptFormBodies,
   csrfField,

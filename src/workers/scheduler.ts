@@ -1,10 +1,10 @@
 import { MS } from '../clock.ts';
 import { isDependencyUnavailable } from '../core/errors.ts';
-import { counters } from '../core/rate-limit.ts';
-import type { Deps } from '../deps.ts';
 import { refreshEvents } from '../domain/events/feed.ts';
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
 import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts';
+import type { Deps } from '../operations/services.ts';
+import { counters } from '../storage/counters.ts';
 
 export interface WorkerLog {
   info(details: Record<string, unknown>, message: string): void;

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
-import type { Deps } from '../../src/deps.ts';
+import type { Deps } from '../../src/operations/services.ts';
 
 /** A browser of sorts: keeps cookies, never follows redirects, posts forms urlencoded. */
 export class Browser {
+  private readonly baseUrl: string;
   readonly cookies = new Map<string, string>();
-  constructor(private readonly baseUrl: string) {}
+  constructor(baseUrl: string) {
+    this.baseUrl = baseUrl;
+  }
 
   get cookieHeader(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');

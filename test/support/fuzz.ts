@@ -22,7 +22,10 @@ type Credential = 'none' | 'bearer' | 'session' | 'member-session' | 'sandbox' |
 
 /** JSON text written as it is where a value goes: what JSON.stringify cannot write (1e400, 2^70, deep nesting). */
 export class RawJson {
-  constructor(readonly text: string) {}
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
   toString(): string {
     return `RawJson(${this.text.length > 60 ? `${this.text.slice(0, 60)}… (${this.text.length} chars)` : this.text})`;
   }
@@ -556,6 +559,8 @@ export interface FuzzReport {
   outcomes: Record<string, number>;
   /** Successful calls per operation id (every operation should have some: the handlers ran). */
   succeeded: Record<string, number>;
+  /** REST answers per operation id and HTTP status, with the first body seen for each (test/openapi-wire.test.ts). */
+  wire: Record<string, Record<number, { count: number; body: string }>>;
 }
 
 /** A success, or the kind of refusal (the error_kind in the REST body, the tool result or the JSON-RPC error). */
@@ -725,6 +730,7 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
     bySurface: { rest: 0, mcp: 0, a2a: 0 },
     outcomes: {},
     succeeded: {},
+    wire: {},
   };
   try {
     const operator = await t.member('operator', 'Fuzz Operator');
@@ -768,6 +774,12 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       if (outcome === 'success')
         report.succeeded[call.operation] = (report.succeeded[call.operation] ?? 0) + 1;
       report.outcomes[outcome] = (report.outcomes[outcome] ?? 0) + 1;
+      if (call.surface === 'rest') {
+        report.wire[call.operation] ??= {};
+        const byStatus = report.wire[call.operation];
+        byStatus[response.status] ??= { count: 0, body: text };
+        byStatus[response.status].count++;
+      }
       if (response.status >= 500) return `HTTP ${response.status}: ${text.slice(0, 300)}`;
       if (text.includes('"error_kind":"internal"'))
         return `an internal error in the reply: ${text.slice(0, 300)}`;

@@ -18,7 +18,7 @@ async function main(databaseUrl: string) {
   const { buildApp } = await import('../../src/app.ts');
   const { loadConfig } = await import('../../src/config.ts');
   const { createDeps } = await import('../../src/deps.ts');
-  const config = { ...loadConfig({}), databaseUrl, port: 0, host: '127.0.0.1', seedDemo: true };
+  const config = loadConfig({}, { databaseUrl, port: 0, host: '127.0.0.1', seedDemo: true });
   const deps = await createDeps(config);
   await (await import('../../src/domain/demo/seed.ts')).seedNewDatabase(deps);
   const app = await buildApp(deps, { logger: false });

@@ -1,7 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import Provider from 'oidc-provider';
-import { freePort } from './app.ts';
 
 export interface ProviderAccount {
   email: string;
@@ -24,8 +23,18 @@ export interface LocalOidcProvider {
  * on a free local port, with one confidential client registered for the given redirect URIs.
  */
 export async function startOidcProvider(redirectUris: string[]): Promise<LocalOidcProvider> {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
+  // Listening first (on a port listen(0) picks), so the issuer names the port the provider has.
+  let handle: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) =>
+    response.writeHead(503).end();
+  const requests: string[] = [];
+  const server: Server = createServer((request, response) => {
+    requests.push(new URL(request.url ?? '/', issuer).pathname);
+    handle(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (typeof address !== 'object' || !address) throw new Error('the provider is not listening on a port');
+  const issuer = `http://127.0.0.1:${address.port}`;
   const clientId = 'agent-commons-test';
   const clientSecret = randomBytes(24).toString('base64url');
   const accounts = new Map<string, ProviderAccount>();
@@ -63,13 +72,7 @@ export async function startOidcProvider(redirectUris: string[]): Promise<LocalOi
       return { accountId: sub, claims: async () => ({ sub, ...account }) };
     },
   });
-  const requests: string[] = [];
-  const handle = provider.callback();
-  const server: Server = createServer((request, response) => {
-    requests.push(new URL(request.url ?? '/', issuer).pathname);
-    handle(request, response);
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  handle = provider.callback();
   return {
     issuer,
     clientId,

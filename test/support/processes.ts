@@ -98,12 +98,31 @@ export interface ServerProcess {
   kill(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `agent-commons serve` on the given port; resolves once /healthz answers 200. */
+async function answersHealthz(baseUrl: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
+    await response.body?.cancel();
+    return response.status === 200;
+  } catch {
+    return false; // not listening yet
+  }
+}
+
+/** The address `serve` says it listens on (its first line), once it has said so. */
+function listeningAt(stdout: string): string | undefined {
+  return /^agent-commons listening on (http:\/\/[^\s]+)/m.exec(stdout)?.[1];
+}
+
+/**
+ * `agent-commons serve`; resolves once /healthz answers 200. Without `port` it listens where
+ * listen(0) puts it and the address comes from the line it prints (its public URL then names
+ * port 0: pass a port from freePort where the test needs the URLs it prints or mails).
+ */
 export async function startServer(
   databaseUrl: string,
-  port: number,
-  options: { args?: string[]; env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { port?: number; args?: string[]; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<ServerProcess> {
+  const port = options.port ?? 0;
   const { child, output } = spawnTracked(
     ['serve', ...(options.args ?? [])],
     childEnv(databaseUrl, { PORT: String(port), HOST: '127.0.0.1', ...options.env }),
@@ -118,7 +137,7 @@ export async function startServer(
   });
   const server: ServerProcess = {
     child,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: port === 0 ? '' : `http://127.0.0.1:${port}`,
     stdout: () => output.stdout,
     stderr: () => output.stderr,
     exited,
@@ -131,15 +150,8 @@ export async function startServer(
   while (true) {
     if (done)
       throw new Error(`the server exited before answering /healthz: ${output.stderr}${output.stdout}`);
-    try {
-      const response = await fetch(`${server.baseUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
-      if (response.status === 200) {
-        await response.body?.cancel();
-        return server;
-      }
-    } catch {
-      // not listening yet
-    }
+    server.baseUrl ||= listeningAt(output.stdout) ?? '';
+    if (server.baseUrl && (await answersHealthz(server.baseUrl))) return server;
     if (Date.now() > deadline) {
       await server.kill();
       throw new Error(`the server did not answer /healthz in time: ${output.stderr}${output.stdout}`);

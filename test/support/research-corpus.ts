@@ -3,9 +3,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Deps } from '../../src/deps.ts';
 import { type DocumentMetadata, ingest } from '../../src/domain/research/corpus.ts';
 import { fetchSource } from '../../src/domain/research/read-source.ts';
+import type { Deps } from '../../src/operations/services.ts';
 
 /** A one-page PDF whose page shows the given lines, with Title/Author/CreationDate information. */
 export function tinyPdf(lines: string[], info: { title: string; author: string; year: number }): Buffer {

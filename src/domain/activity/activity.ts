@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../../deps.ts';
+import type { Executor } from '../../storage/schema.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 
 export interface ActivityRecord {
   memberId: string;
@@ -17,23 +18,47 @@ function activityId(at: number): string {
   return `${at.toString(36).padStart(10, '0')}${randomBytes(5).toString('hex')}`;
 }
 
-/** Records one call an agent token made. Written through the write batcher: group commit on SQLite. */
-export async function recordActivity(deps: Deps, record: ActivityRecord): Promise<void> {
-  await deps.writes.run((trx) =>
-    trx
-      .insertInto('activity')
-      .values({
-        id: activityId(record.at),
-        member_id: record.memberId,
-        at: record.at,
-        operation: record.operation,
-        surface: record.surface,
-        token_prefix: record.tokenPrefix,
-        status: record.status,
-        outcome: record.outcome,
-      })
-      .execute(),
-  );
+/** A new activity id for a call at `at`: the pipeline picks it before the call, to find the row after. */
+export function newActivityId(at: number): string {
+  return activityId(at);
+}
+
+/** Writes one call's row in the transaction given (the operation's own, so the two commit together). */
+export async function insertActivity(trx: Executor, id: string, record: ActivityRecord): Promise<void> {
+  await trx
+    .insertInto('activity')
+    .values({
+      id,
+      member_id: record.memberId,
+      at: record.at,
+      operation: record.operation,
+      surface: record.surface,
+      token_prefix: record.tokenPrefix,
+      status: record.status,
+      outcome: record.outcome,
+    })
+    .execute();
+}
+
+/** Records one call an agent token made, in a write unit of its own (a read, or a call that failed). */
+export async function recordActivity(port: WritePort, record: ActivityRecord): Promise<void> {
+  await transact(port, (trx) => insertActivity(trx, activityId(record.at), record));
+}
+
+/**
+ * Corrects the row written inside the operation's transaction when the call ended otherwise than
+ * that row assumed (another success status, or a failure after the commit).
+ */
+export async function correctActivity(
+  db: Executor,
+  id: string,
+  outcome: Pick<ActivityRecord, 'status' | 'outcome'>,
+): Promise<void> {
+  await db
+    .updateTable('activity')
+    .set({ status: outcome.status, outcome: outcome.outcome })
+    .where('id', '=', id)
+    .execute();
 }
 
 export interface ActivityView {
@@ -45,7 +70,11 @@ export interface ActivityView {
   outcome: string;
 }
 
-export async function recentActivity(deps: Deps, memberId: string, limit: number): Promise<ActivityView[]> {
+export async function recentActivity(
+  deps: { db: Executor },
+  memberId: string,
+  limit: number,
+): Promise<ActivityView[]> {
   const rows = await deps.db
     .selectFrom('activity')
     .selectAll()

@@ -1,10 +1,12 @@
 import { MS } from '../../clock.ts';
-import type { Deps } from '../../deps.ts';
 import { newDeviceCode, newUserCode, normalizeUserCode, randomId, sha256 } from '../../secrets.ts';
 import type { DeviceGrantsTable } from '../../storage/schema.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 import { sanitizeText } from '../feedback/sanitize.ts';
 import { getMember } from '../members/members.ts';
-import { mintToken } from './tokens.ts';
+import type { Clocked, Store } from '../ports.ts';
+import { mintConsentedToken } from './consented-token.ts';
+import type { Tiered } from './tiers.ts';
 
 export const GRANT_LIFETIME_S = 900;
 export const POLL_INTERVAL_S = 5;
@@ -28,7 +30,7 @@ export interface StartedGrant {
   interval: number;
 }
 
-export async function startGrant(deps: Deps, request: StartGrant): Promise<StartedGrant> {
+export async function startGrant(deps: Store & Clocked, request: StartGrant): Promise<StartedGrant> {
   const now = deps.clock.now();
   const deviceCode = newDeviceCode();
   // Shown to the approving human: no hidden or control characters (PostgreSQL text refuses NUL, too).
@@ -87,11 +89,14 @@ export type PollOutcome =
       memberName: string;
     }
   | { kind: 'cancelled'; reason: string }
-  | { kind: 'gone'; why: 'consumed' | 'expired' }
+  | { kind: 'gone'; why: 'consumed' | 'cancelled' | 'expired' }
   | { kind: 'unknown' };
 
 /** One poll; delivery of the token (or of the denial) happens exactly once, atomically. */
-export async function pollGrant(deps: Deps, deviceCode: string): Promise<PollOutcome> {
+/** What a poll needs: it may mint the token. */
+type Polling = Store & Clocked & Tiered & WritePort;
+
+export async function pollGrant(deps: Polling, deviceCode: string): Promise<PollOutcome> {
   const now = deps.clock.now();
   const grant = await deps.db
     .selectFrom('device_grants')
@@ -100,6 +105,7 @@ export async function pollGrant(deps: Deps, deviceCode: string): Promise<PollOut
     .executeTakeFirst();
   if (!grant) return { kind: 'unknown' };
   if (grant.status === 'consumed') return { kind: 'gone', why: 'consumed' };
+  if (grant.status === 'cancelled') return { kind: 'gone', why: 'cancelled' };
   if (grant.status === 'expired') return { kind: 'gone', why: 'expired' };
   if (grant.status === 'pending') {
     if (now >= Number(grant.expires_at)) {
@@ -137,18 +143,19 @@ export async function pollGrant(deps: Deps, deviceCode: string): Promise<PollOut
   if (grant.status === 'denied') {
     const claimed = await deps.db
       .updateTable('device_grants')
-      .set({ status: 'consumed' })
+      // Its own final state, so that later polls are told it was cancelled, not delivered.
+      .set({ status: 'cancelled' })
       .where('id', '=', grant.id)
       .where('status', '=', 'denied')
       .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0) return { kind: 'gone', why: 'consumed' };
+    if (Number(claimed.numUpdatedRows) === 0) return { kind: 'gone', why: 'cancelled' };
     return { kind: 'cancelled', reason: grant.reason ?? 'The member declined the request.' };
   }
   return deliver(deps, grant);
 }
 
-async function deliver(deps: Deps, grant: DeviceGrantsTable): Promise<PollOutcome> {
-  return deps.db.transaction().execute(async (trx) => {
+async function deliver(deps: Polling, grant: DeviceGrantsTable): Promise<PollOutcome> {
+  return transact(deps, async (trx) => {
     const claimed = await trx
       .updateTable('device_grants')
       .set({ status: 'consumed' })
@@ -156,18 +163,13 @@ async function deliver(deps: Deps, grant: DeviceGrantsTable): Promise<PollOutcom
       .where('status', '=', 'approved')
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) === 0) return { kind: 'gone', why: 'consumed' } as const;
-    const member = await getMember(trx, grant.member_id!);
-    if (!member) return { kind: 'gone', why: 'consumed' } as const;
-    // The tier may have changed since approval: grant only what it still allows.
-    const approved = JSON.parse(grant.granted_scopes ?? '[]') as string[];
-    const { granted, denied: nowDenied } = deps.tiers.split(member.tier, approved);
-    const denied = [...(JSON.parse(grant.denied_scopes ?? '[]') as string[]), ...nowDenied];
-    const minted = await mintToken(trx, deps.clock, deps.tiers, member, {
-      scopes: granted,
-      sandbox: grant.sandbox === 1,
-      name: grant.client_name ?? 'device-flow agent',
+    const consented = await mintConsentedToken(deps, trx, grant, {
+      name: 'device-flow agent',
       source: 'device',
     });
+    if (!consented) return { kind: 'gone', why: 'consumed' } as const;
+    const { member, granted, nowDenied, minted } = consented;
+    const denied = [...(JSON.parse(grant.denied_scopes ?? '[]') as string[]), ...nowDenied];
     await trx
       .updateTable('device_grants')
       .set({ token_id: minted.row.id })
@@ -189,7 +191,10 @@ export type DecisionResult =
   | { ok: true; grant: DeviceGrantsTable; granted: string[]; denied: string[] }
   | { ok: false; reason: 'unknown' | 'expired' | 'decided' | 'no_member' };
 
-export async function findPendingGrant(deps: Deps, userCode: string): Promise<DeviceGrantsTable | undefined> {
+export async function findPendingGrant(
+  deps: Store,
+  userCode: string,
+): Promise<DeviceGrantsTable | undefined> {
   return deps.db
     .selectFrom('device_grants')
     .selectAll()
@@ -202,7 +207,7 @@ export async function findPendingGrant(deps: Deps, userCode: string): Promise<De
  * phished to someone else and entered in their session can no longer be approved from another.
  */
 export async function bindGrantToSession(
-  deps: Deps,
+  deps: Store & Clocked,
   userCode: string,
   sessionHash: string,
 ): Promise<
@@ -229,12 +234,16 @@ export async function bindGrantToSession(
 }
 
 /** The human's yes: scopes above the member's tier are split off into denied_scopes. */
-export async function approveGrant(deps: Deps, userCode: string, memberId: string): Promise<DecisionResult> {
+export async function approveGrant(
+  deps: Store & Clocked & Tiered,
+  userCode: string,
+  memberId: string,
+): Promise<DecisionResult> {
   return decide(deps, userCode, memberId, 'approved');
 }
 
 export async function denyGrant(
-  deps: Deps,
+  deps: Store & Clocked & Tiered,
   userCode: string,
   memberId: string,
   reason?: string,
@@ -243,7 +252,7 @@ export async function denyGrant(
 }
 
 async function decide(
-  deps: Deps,
+  deps: Store & Clocked & Tiered,
   userCode: string,
   memberId: string,
   status: 'approved' | 'denied',

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MS } from '../../clock.ts';
-import type { Deps } from '../../deps.ts';
 import { sha256 } from '../../secrets.ts';
+import type { Clocked, Store } from '../ports.ts';
 
 export const OIDC_LOGIN_COOKIE = '__oidc_login';
 export const OIDC_LOGIN_TTL_MS = 10 * MS.minute;
@@ -28,7 +28,11 @@ function secretsFor(browserSecret: string, state: string): OidcLoginSecrets {
 }
 
 /** Remembers a login until its callback: only hashes, the page to return to, and an expiry. */
-export async function storeOidcLogin(deps: Deps, secrets: OidcLoginSecrets, next: string): Promise<void> {
+export async function storeOidcLogin(
+  deps: Store & Clocked,
+  secrets: OidcLoginSecrets,
+  next: string,
+): Promise<void> {
   const now = deps.clock.now();
   // Logins that were never finished would otherwise pile up: each start sweeps the expired ones.
   await deps.db.deleteFrom('oidc_logins').where('expires_at', '<=', now).execute();
@@ -51,7 +55,7 @@ export async function storeOidcLogin(deps: Deps, secrets: OidcLoginSecrets, next
  * unknown, expired, replayed or foreign-browser callback.
  */
 export async function spendOidcLogin(
-  deps: Deps,
+  deps: Store & Clocked,
   state: string,
   browserSecret: string,
 ): Promise<{ secrets: OidcLoginSecrets; next: string } | undefined> {

@@ -15,12 +15,11 @@ export type OidcFailureReason =
   | 'unverified_email';
 
 export class OidcSignInError extends Error {
-  constructor(
-    readonly reason: OidcFailureReason,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly reason: OidcFailureReason;
+
+  constructor(reason: OidcFailureReason, message: string, options?: { cause?: unknown }) {
     super(message, options);
+    this.reason = reason;
   }
 }
 

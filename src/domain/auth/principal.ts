@@ -14,6 +14,10 @@ export interface TokenRef {
   sandbox: boolean;
   createdAt: number;
   lastUsedAt: number | null;
+  /** The bound Ed25519 key (spec 4.4): its id and public `x` (base64url); null when none is bound. */
+  signingKey: { id: string; x: string } | null;
+  /** True: a call with this token must be signed by the bound key (reference §7). */
+  signingEnforced: boolean;
 }
 
 export type Principal =

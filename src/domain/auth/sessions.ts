@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { MS } from '../../clock.ts';
 import { randomId, sha256 } from '../../secrets.ts';
+import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import type { Executor } from '../../storage/schema.ts';
 import type { MemberRef } from './principal.ts';
 
@@ -24,13 +25,44 @@ export async function createSession(db: Executor, clock: Clock, memberId: string
   return id;
 }
 
-export async function verifySession(
+export interface VerifiedSession {
+  member: MemberRef;
+  sessionHash: string;
+}
+
+interface SessionRow {
+  session: VerifiedSession;
+  expiresAt: number;
+}
+
+/**
+ * The signed-in member behind a session cookie, or undefined (unknown, revoked, expired). With a
+ * cache (the embedded engine's lookup cache, emptied by any write to sessions, members or tokens) a
+ * live session is answered without a read, as exactly as a bearer: a revocation or tier change made
+ * through the service counts from the very next request.
+ */
+export function verifySession(
   db: Executor,
   sessionId: string,
   now: number,
-): Promise<{ member: MemberRef; sessionHash: string } | undefined> {
+  cache?: InvalidatingCache<unknown>,
+): VerifiedSession | undefined | Promise<VerifiedSession | undefined> {
   if (sessionId.length > 200) return undefined;
   const hash = sha256(sessionId);
+  const key = `session:${hash}`;
+  const cached = cache?.get(key) as SessionRow | undefined;
+  if (cached) return cached.expiresAt > now ? cached.session : undefined;
+  return readSession(db, hash, now, key, cache);
+}
+
+async function readSession(
+  db: Executor,
+  hash: string,
+  now: number,
+  key: string,
+  cache: InvalidatingCache<unknown> | undefined,
+): Promise<VerifiedSession | undefined> {
+  const snapshot = cache?.snapshot() ?? 0;
   const row = await db
     .selectFrom('sessions')
     .innerJoin('members', 'members.id', 'sessions.member_id')
@@ -45,7 +77,13 @@ export async function verifySession(
     .where('sessions.id_hash', '=', hash)
     .executeTakeFirst();
   if (!row || row.revoked_at !== null || Number(row.expires_at) <= now) return undefined;
-  return { member: { id: row.id, name: row.name, email: row.email, tier: row.tier }, sessionHash: hash };
+  const session = {
+    member: { id: row.id, name: row.name, email: row.email, tier: row.tier },
+    sessionHash: hash,
+  };
+  // Refusals are never cached: only a live session, with its end.
+  cache?.set(key, { session, expiresAt: Number(row.expires_at) } satisfies SessionRow, snapshot);
+  return session;
 }
 
 export async function revokeSession(db: Executor, clock: Clock, sessionId: string): Promise<void> {

@@ -1,7 +1,8 @@
 import { MS } from '../../clock.ts';
-import type { Deps } from '../../deps.ts';
 import { randomId, sha256 } from '../../secrets.ts';
-import { inTransaction } from '../../storage/transactions.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Clocked, Configured, Store } from '../ports.ts';
+import type { Tiered } from './tiers.ts';
 import { openSessionForVerifiedEmail } from './verified-email.ts';
 
 export const SIGN_IN_LINK_TTL_MS = 15 * MS.minute;
@@ -10,7 +11,10 @@ export const SIGN_IN_LINK_TTL_MS = 15 * MS.minute;
  * link's secret, or undefined when no link is sent; the caller shows the same page either way, so
  * the answer does not tell who is a member.
  */
-export async function issueSignInLink(deps: Deps, email: string): Promise<string | undefined> {
+export async function issueSignInLink(
+  deps: Store & Clocked & Configured<'openSignup'>,
+  email: string,
+): Promise<string | undefined> {
   const known = await deps.db
     .selectFrom('members')
     .select('id')
@@ -36,9 +40,12 @@ export async function issueSignInLink(deps: Deps, email: string): Promise<string
  * Spends the link (once, even under concurrent redemptions), creates the member on a first open
  * sign-up, and opens a session. Returns the session id, or undefined for a used, expired or unknown link.
  */
-export async function redeemSignInLink(deps: Deps, secret: string): Promise<string | undefined> {
+export async function redeemSignInLink(
+  deps: Clocked & Configured<'openSignup'> & Tiered & WritePort,
+  secret: string,
+): Promise<string | undefined> {
   if (secret.length > 200) return undefined;
-  return inTransaction(deps.db, async (tx) => {
+  return transact(deps, async (tx) => {
     const now = deps.clock.now();
     const spent = await tx
       .updateTable('sign_in_links')

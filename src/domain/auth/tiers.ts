@@ -30,10 +30,12 @@ export const DEFAULT_TIERS: TierDefinition[] = [
 
 /** The ordered ladder of tiers; each tier grants its own scopes and those of every tier below it. */
 export class TierLadder {
+  readonly tiers: TierDefinition[];
   private readonly granted = new Map<string, Set<Scope>>();
   private readonly rank = new Map<string, number>();
 
-  constructor(readonly tiers: TierDefinition[]) {
+  constructor(tiers: TierDefinition[]) {
+    this.tiers = tiers;
     if (tiers.length === 0) throw new Error('the tier ladder needs at least one tier');
     const cumulative = new Set<Scope>();
     tiers.forEach((tier, index) => {
@@ -81,6 +83,11 @@ export class TierLadder {
     }
     return { granted, denied };
   }
+}
+
+/** The port of a function that reads the ladder. */
+export interface Tiered {
+  tiers: TierLadder;
 }
 
 /** Reads an operator's ladder from a JSON file ([{name, adds, selfRequestable}]), checking every scope. */

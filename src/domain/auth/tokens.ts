@@ -1,16 +1,16 @@
-import type { Clock } from '../../clock.ts';
 import { MS } from '../../clock.ts';
 import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix } from '../../secrets.ts';
 import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
-import { inTransaction } from '../../storage/transactions.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
+import type { Clocked } from '../ports.ts';
 import type { MemberRef, TokenRef } from './principal.ts';
 import { isScope, type Scope } from './scopes.ts';
-import type { TierLadder } from './tiers.ts';
+import type { Tiered } from './tiers.ts';
 
-export type TokenSource = 'device' | 'console' | 'cli';
+export type TokenSource = 'device' | 'oauth' | 'console' | 'cli';
 
 export interface MintRequest {
   memberId: string;
@@ -28,25 +28,25 @@ export interface MintedToken {
 
 /** Scopes above the member's tier; minting refuses them rather than quietly dropping them. */
 export class DeniedScopesError extends Error {
-  constructor(
-    readonly denied: string[],
-    readonly tier: string,
-  ) {
+  readonly denied: string[];
+  readonly tier: string;
+
+  constructor(denied: string[], tier: string) {
     super(`scopes not granted by tier ${tier}: ${denied.join(', ')}`);
+    this.denied = denied;
+    this.tier = tier;
   }
 }
 
 export async function mintToken(
-  db: Executor,
-  clock: Clock,
-  tiers: TierLadder,
+  deps: WritePort & Clocked & Tiered,
   member: { id: string; tier: string },
   request: Omit<MintRequest, 'memberId'>,
 ): Promise<MintedToken> {
-  const { granted, denied } = tiers.split(member.tier, request.scopes);
+  const { granted, denied } = deps.tiers.split(member.tier, request.scopes);
   if (denied.length) throw new DeniedScopesError(denied, member.tier);
   const plaintext = newAgentToken();
-  const now = clock.now();
+  const now = deps.clock.now();
   const row: TokensTable = {
     id: randomId('tok', 8),
     member_id: member.id,
@@ -60,7 +60,7 @@ export async function mintToken(
     last_used_at: null,
     revoked_at: null,
   };
-  await inTransaction(db, async (trx) => {
+  await transact(deps, async (trx) => {
     await trx.insertInto('tokens').values(row).execute();
     await appendEvent(
       trx,
@@ -103,6 +103,9 @@ const tokenByHash = prepare(
         'tokens.created_at',
         'tokens.last_used_at',
         'tokens.revoked_at',
+        'tokens.signing_key_id',
+        'tokens.signing_key_x',
+        'tokens.signing_enforced',
         'members.id as member_id',
         'members.name',
         'members.email',
@@ -150,6 +153,9 @@ async function readToken(
       sandbox: row.sandbox === 1,
       createdAt: Number(row.created_at),
       lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+      signingKey:
+        row.signing_key_id && row.signing_key_x ? { id: row.signing_key_id, x: row.signing_key_x } : null,
+      signingEnforced: Number(row.signing_enforced) === 1,
     },
     member: { id: row.member_id, name: row.name, email: row.email, tier: row.tier },
   };
@@ -172,13 +178,12 @@ export async function touchToken(db: Executor, token: TokenRef, now: number): Pr
 
 /** Idempotent: revoking twice reports the first revocation. */
 export async function revokeToken(
-  db: Executor,
-  clock: Clock,
+  deps: WritePort & Clocked,
   tokenId: string,
   revokedBy: Record<string, unknown> = { kind: 'token_holder' },
 ): Promise<{ prefix: string; alreadyRevoked: boolean } | undefined> {
-  const now = clock.now();
-  return inTransaction(db, async (trx) => {
+  const now = deps.clock.now();
+  return transact(deps, async (trx) => {
     const updated = await trx
       .updateTable('tokens')
       .set({ revoked_at: now })

@@ -1,7 +1,8 @@
-import type { Deps } from '../../deps.ts';
 import type { Executor } from '../../storage/schema.ts';
 import { createMember } from '../members/members.ts';
+import type { Clocked, Configured } from '../ports.ts';
 import { createSession } from './sessions.ts';
+import type { Tiered } from './tiers.ts';
 
 /**
  * The one place a verified email address becomes a signed-in member, whichever way it was verified
@@ -12,7 +13,7 @@ import { createSession } from './sessions.ts';
  */
 export async function openSessionForVerifiedEmail(
   tx: Executor,
-  deps: Pick<Deps, 'clock' | 'config' | 'tiers'>,
+  deps: Clocked & Configured<'openSignup'> & Tiered,
   email: string,
 ): Promise<string | undefined> {
   let member = await tx.selectFrom('members').select('id').where('email', '=', email).executeTakeFirst();

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
-import type { Deps } from '../../deps.ts';
 import type { Schema } from '../../storage/schema.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Clocked, OnDatabase } from '../ports.ts';
 import type { ContentSet, IssueDoc } from './folder.ts';
 
 export interface KindReport {
@@ -45,13 +46,13 @@ async function mirror<Doc extends { hash: string }>(
   return report;
 }
 
-async function removeStories(deps: Deps, trx: Trx, slug: string): Promise<void> {
+async function removeStories(deps: OnDatabase, trx: Trx, slug: string): Promise<void> {
   await trx.deleteFrom('newsletter_stories').where('issue_slug', '=', slug).execute();
   if (deps.database.engine === 'sqlite')
     await sql`delete from newsletter_fts where issue_slug = ${slug}`.execute(trx);
 }
 
-async function writeIssue(deps: Deps, trx: Trx, issue: IssueDoc, isNew: boolean, now: number) {
+async function writeIssue(deps: OnDatabase, trx: Trx, issue: IssueDoc, isNew: boolean, now: number) {
   const values = {
     title: issue.title,
     date: issue.date,
@@ -82,10 +83,13 @@ async function writeIssue(deps: Deps, trx: Trx, issue: IssueDoc, isNew: boolean,
 }
 
 /** Stores a checked content folder in one transaction: a failed import leaves the old content whole. */
-export async function importContent(deps: Deps, set: ContentSet): Promise<ImportReport> {
+export async function importContent(
+  deps: Clocked & OnDatabase & WritePort,
+  set: ContentSet,
+): Promise<ImportReport> {
   const now = deps.clock.now();
   const report: ImportReport = {};
-  await deps.db.transaction().execute(async (trx) => {
+  await transact(deps, async (trx) => {
     if (set.issues) {
       const existing = await trx
         .selectFrom('newsletter_issues')

@@ -1,4 +1,4 @@
-import type { Deps } from '../../deps.ts';
+import type { Store } from '../ports.ts';
 import { parseSections } from './markdown-file.ts';
 
 export interface PresentationSummary {
@@ -19,7 +19,7 @@ export interface Presentation extends PresentationSummary {
 const SUMMARY_COLUMNS = ['number', 'title', 'date', 'speaker', 'summary'] as const;
 
 /** Newest number first. */
-export async function listPresentations(deps: Deps, limit: number): Promise<PresentationSummary[]> {
+export async function listPresentations(deps: Store, limit: number): Promise<PresentationSummary[]> {
   return deps.db
     .selectFrom('presentations')
     .select(SUMMARY_COLUMNS)
@@ -28,7 +28,7 @@ export async function listPresentations(deps: Deps, limit: number): Promise<Pres
     .execute();
 }
 
-export async function getPresentation(deps: Deps, number: number): Promise<Presentation | undefined> {
+export async function getPresentation(deps: Store, number: number): Promise<Presentation | undefined> {
   return deps.db
     .selectFrom('presentations')
     .select([...SUMMARY_COLUMNS, 'slides_url', 'video_url', 'notes'])
@@ -46,7 +46,7 @@ export interface NewsLink {
 }
 
 /** Newest first. */
-export async function listNews(deps: Deps, limit: number): Promise<NewsLink[]> {
+export async function listNews(deps: Store, limit: number): Promise<NewsLink[]> {
   return deps.db
     .selectFrom('news_links')
     .select(['id', 'title', 'url', 'date', 'note'])
@@ -78,7 +78,7 @@ export interface DonationPage {
 export const TIER_HEADING = /^(.+?)\s*\((\d+(?:\.\d{1,2})?)\s+([A-Z]{3})(?:\s*\/\s*(month|year))?\)$/;
 
 /** The donation page the operator published in `donate.md`, or undefined when there is none. */
-export async function donationPage(deps: Deps): Promise<DonationPage | undefined> {
+export async function donationPage(deps: Store): Promise<DonationPage | undefined> {
   const row = await deps.db
     .selectFrom('content_pages')
     .select(['fields', 'body'])

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps.ts';
 import type { NewsletterIssuesTable } from '../../storage/schema.ts';
+import type { OnDatabase, Store } from '../ports.ts';
 
 export interface IssueSummary {
   slug: string;
@@ -25,7 +25,7 @@ export interface Issue extends Omit<IssueSummary, 'story_count'> {
 }
 
 /** Newest first (by date, then slug so equal dates keep one order). */
-export async function listIssues(deps: Deps, limit: number): Promise<IssueSummary[]> {
+export async function listIssues(deps: Store, limit: number): Promise<IssueSummary[]> {
   const rows = await deps.db
     .selectFrom('newsletter_issues')
     .leftJoin('newsletter_stories', 'newsletter_stories.issue_slug', 'newsletter_issues.slug')
@@ -49,7 +49,7 @@ export async function listIssues(deps: Deps, limit: number): Promise<IssueSummar
   return rows.map((row) => ({ ...row, story_count: Number(row.story_count) }));
 }
 
-async function withStories(deps: Deps, row: NewsletterIssuesTable): Promise<Issue> {
+async function withStories(deps: Store, row: NewsletterIssuesTable): Promise<Issue> {
   const stories = await deps.db
     .selectFrom('newsletter_stories')
     .select(['story_id as id', 'title', 'body'])
@@ -67,7 +67,7 @@ async function withStories(deps: Deps, row: NewsletterIssuesTable): Promise<Issu
   };
 }
 
-export async function getIssue(deps: Deps, slug: string): Promise<Issue | undefined> {
+export async function getIssue(deps: Store, slug: string): Promise<Issue | undefined> {
   const row = await deps.db
     .selectFrom('newsletter_issues')
     .selectAll()
@@ -77,7 +77,7 @@ export async function getIssue(deps: Deps, slug: string): Promise<Issue | undefi
 }
 
 /** The newest issues in full (the feeds, and the latest issue). */
-export async function recentIssues(deps: Deps, limit: number): Promise<Issue[]> {
+export async function recentIssues(deps: Store, limit: number): Promise<Issue[]> {
   const rows = await deps.db
     .selectFrom('newsletter_issues')
     .selectAll()
@@ -117,7 +117,11 @@ function excerpt(body: string, words: string[]): string {
 }
 
 /** Full-text search over stories, best match first (bm25 on SQLite, ts_rank on PostgreSQL). */
-export async function searchStories(deps: Deps, query: string, limit: number): Promise<SearchHit[]> {
+export async function searchStories(
+  deps: Store & OnDatabase,
+  query: string,
+  limit: number,
+): Promise<SearchHit[]> {
   const words = terms(query);
   if (words.length === 0) return [];
   let keys: { issue_slug: string; story_id: string }[];

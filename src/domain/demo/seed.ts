@@ -1,13 +1,15 @@
 import { fileURLToPath } from 'node:url';
 import { MS } from '../../clock.ts';
-import type { Deps } from '../../deps.ts';
 import { isFreshDatabase } from '../../storage/migrations.ts';
+import type { WritePort } from '../../storage/transactions.ts';
+import type { Tiered } from '../auth/tiers.ts';
 import { readContentFolder } from '../content/folder.ts';
 import { importContent } from '../content/import.ts';
 import { markRefreshed } from '../events/events.ts';
 import { saveProfile } from '../members/directory.ts';
 import { createMember } from '../members/members.ts';
-import { documentId, ingest, store } from '../research/corpus.ts';
+import type { Clocked, Configured, OnDatabase, Store } from '../ports.ts';
+import { ingest } from '../research/corpus.ts';
 import { fetchSource } from '../research/read-source.ts';
 import { realCorpusFiles } from '../research/real-corpus.ts';
 
@@ -91,60 +93,35 @@ const DEMO_RESOURCES = [
   { id: 'printer-3d', kind: 'printer', name: '3D printer', capacity: 1 },
 ];
 
-/**
- * Stands in for the real corpus when its Debian packages are not installed, so research answers
- * something on any fresh install.
- */
-const FALLBACK_CORPUS = [
-  {
-    origin: 'demo:device-flow',
-    source: 'paper' as const,
-    title: 'Device authorization for input-constrained clients',
-    text: 'An agent without a browser asks the service for a device code and a short user code. The human enters the user code on a trusted device and approves; the agent polls until the token is issued.',
-  },
-  {
-    origin: 'demo:community-handbook',
-    source: 'book' as const,
-    title: 'Community handbook',
-    text: 'Members book rooms through the front desk or their agents. Events are announced a week ahead. Highlights from events are moderated before they are published.',
-  },
-];
-
 /** The demo content folder shipped in the repository (written for the demo, not real news). */
 export const DEMO_CONTENT_DIR = fileURLToPath(new URL('../../../content/', import.meta.url));
 
-/** The real corpus in its small form (a few papers and the book), or the fallback documents. */
-async function seedCorpus(deps: Deps): Promise<void> {
-  const files = realCorpusFiles('demo');
-  for (const file of files)
+/** What seeding writes through: every store the demo fills. */
+type SeedPort = Store &
+  Clocked &
+  Tiered &
+  OnDatabase &
+  WritePort &
+  Configured<'seedDemo' | 'eventUrlHosts' | 'research'>;
+
+/**
+ * The corpus shipped in the repository (an RFC and the project's guides), and the Debian documents
+ * when this machine has them: research answers on any fresh install, with no download.
+ */
+async function seedCorpus(deps: SeedPort): Promise<void> {
+  for (const file of realCorpusFiles('demo'))
     await ingest(deps, await fetchSource(file.path, deps.config.research), file.metadata);
-  if (files.length > 0) return;
-  for (const doc of FALLBACK_CORPUS) {
-    await store(deps, {
-      id: documentId(doc.origin),
-      origin: doc.origin,
-      hash: doc.origin,
-      parsed: {
-        title: doc.title,
-        authors: 'Demo Community',
-        year: 2026,
-        sections: [{ heading: '', text: doc.text }],
-      },
-      fallbackTitle: doc.title,
-      metadata: { source: doc.source },
-    });
-  }
 }
 
 /** Seeds the demo community into a database with no members yet, when SEED_DEMO is on; says whether it did. */
-export async function seedNewDatabase(deps: Deps): Promise<boolean> {
+export async function seedNewDatabase(deps: SeedPort): Promise<boolean> {
   if (!deps.config.seedDemo || !(await isFreshDatabase(deps.db))) return false;
   await seedDemoCommunity(deps);
   return true;
 }
 
 /** A small community so every endpoint answers something real on a fresh install. */
-export async function seedDemoCommunity(deps: Deps): Promise<void> {
+export async function seedDemoCommunity(deps: SeedPort): Promise<void> {
   const now = deps.clock.now();
   for (const { profile, ...member } of DEMO_MEMBERS) {
     if (!deps.tiers.has(member.tier)) continue;

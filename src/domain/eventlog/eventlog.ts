@@ -19,6 +19,12 @@ export const EVENT_TYPES = [
   'event_request_declined',
   'token_minted',
   'token_revoked',
+  // Beyond reference §4: a token's signing key was bound or revoked, or enforcement changed (spec 4.4).
+  'signing_key_registered',
+  'signing_key_revoked',
+  'signing_enforcement_changed',
+  // Beyond reference §4: an x402 donation by the member was settled and recorded (issue 19).
+  'donation_received',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

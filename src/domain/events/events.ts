@@ -1,7 +1,7 @@
 import { MS } from '../../clock.ts';
-import type { Deps } from '../../deps.ts';
 import { BriefReuse } from '../../storage/brief-reuse.ts';
 import type { EventsTable, Executor } from '../../storage/schema.ts';
+import type { Clocked, OnDatabase, Store } from '../ports.ts';
 
 /** The upcoming list is stale when the cache was last refreshed longer ago than this (reference §1). */
 export const STALE_AFTER_MS = 90 * MS.minute;
@@ -81,7 +81,7 @@ interface UpcomingSnapshot {
 const upcomingReads = new BriefReuse<UpcomingSnapshot>(LIST_REUSE_MS);
 
 /** Forget this instance's reused list (after a write through it). */
-export function forgetUpcoming(deps: Deps): void {
+export function forgetUpcoming(deps: OnDatabase & Clocked): void {
   upcomingReads.forget(deps);
 }
 
@@ -112,7 +112,7 @@ export interface UpcomingList {
  * Events that have not ended yet, soonest first. One instance reads the table at most every
  * LIST_REUSE_MS, so an event that ends, or a change made on another instance, shows within 2 s.
  */
-function upcomingSnapshot(deps: Deps): Promise<UpcomingSnapshot> {
+function upcomingSnapshot(deps: Store & OnDatabase & Clocked): Promise<UpcomingSnapshot> {
   return upcomingReads.get(deps, 'upcoming', async () => {
     const now = deps.clock.now();
     const rows = await deps.db
@@ -131,7 +131,7 @@ function upcomingSnapshot(deps: Deps): Promise<UpcomingSnapshot> {
   });
 }
 
-export async function listUpcoming(deps: Deps, limit: number): Promise<UpcomingList> {
+export async function listUpcoming(deps: Store & OnDatabase & Clocked, limit: number): Promise<UpcomingList> {
   const now = deps.clock.now();
   const snapshot = await upcomingSnapshot(deps);
   const age = snapshot.refreshedAt === null ? null : Math.max(0, now - snapshot.refreshedAt);
@@ -147,7 +147,10 @@ export async function listUpcoming(deps: Deps, limit: number): Promise<UpcomingL
 }
 
 /** One event by canonical URL: from this instance's upcoming list when it is there, else the table. */
-export async function lookupEvent(deps: Deps, canonicalUrl: string): Promise<WireEvent | undefined> {
+export async function lookupEvent(
+  deps: Store & OnDatabase & Clocked,
+  canonicalUrl: string,
+): Promise<WireEvent | undefined> {
   const snapshot = await upcomingSnapshot(deps);
   snapshot.byUrl ??= new Map(snapshot.events.map((event) => [event.platform_url, event]));
   const upcoming = snapshot.byUrl.get(canonicalUrl);

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import type { Deps } from '../../deps.ts';
 import { outboundFetch } from '../../outbound.ts';
 import { sha256 } from '../../secrets.ts';
+import type { Executor } from '../../storage/schema.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Clocked, Configured, OnDatabase, Store } from '../ports.ts';
 import { canonicalEventUrl, forgetUpcoming, markRefreshed } from './events.ts';
 import { type FeedEvent, occurrenceWindow, parseIcs } from './ics.ts';
 
@@ -14,6 +16,18 @@ export interface RefreshReport {
   removed: number;
   /** Events without a URL on one of the platform's hosts: they could never be looked up. */
   skipped: number;
+  /** Events the cache serves now, whatever their source (feed, demo, approved proposals). */
+  served: number;
+}
+
+/** Events that have not ended, as the upcoming list counts them. */
+async function countServed(db: Executor, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where((eb) => eb(eb.fn.coalesce('end_at', 'start_at'), '>=', now))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Reads the feed: an http(s) URL through fetch, anything else as a local file path. */
@@ -57,7 +71,7 @@ function sooner(event: FeedEvent, held: FeedEvent, now: number): boolean {
  * cannot be read or parsed changes nothing: the old cache stays and ages into `stale`.
  */
 export async function refreshEventsFromFeed(
-  deps: Deps,
+  deps: Clocked & Configured<'eventUrlHosts'> & OnDatabase & WritePort,
   text: string,
   source: string,
 ): Promise<RefreshReport> {
@@ -74,7 +88,7 @@ export async function refreshEventsFromFeed(
     const held = byUrl.get(url);
     if (!held || sooner(event, held, now)) byUrl.set(url, event);
   }
-  const report = await deps.db.transaction().execute(async (trx) => {
+  const report = await transact(deps, async (trx) => {
     const existing = await trx
       .selectFrom('events')
       .select(['platform_url'])
@@ -100,20 +114,23 @@ export async function refreshEventsFromFeed(
         .execute();
     }
     await markRefreshed(trx, now);
-    return { source, stored: byUrl.size, removed: gone.length, skipped };
+    return { source, stored: byUrl.size, removed: gone.length, skipped, served: await countServed(trx, now) };
   });
   forgetUpcoming(deps);
   return report;
 }
 
 /** One scheduled pass: the configured feed, or, with none, a stamp saying the local list is current. */
-export async function refreshEvents(deps: Deps): Promise<RefreshReport> {
+export async function refreshEvents(
+  deps: Store & Clocked & Configured<'eventsFeed' | 'eventUrlHosts'> & OnDatabase & WritePort,
+): Promise<RefreshReport> {
   const feed = deps.config.eventsFeed;
   if (!feed) {
     // Without a platform feed the local list (demo, approved proposals) is the whole source of truth.
-    await markRefreshed(deps.db, deps.clock.now());
+    const now = deps.clock.now();
+    await markRefreshed(deps.db, now);
     forgetUpcoming(deps);
-    return { source: 'local', stored: 0, removed: 0, skipped: 0 };
+    return { source: 'local', stored: 0, removed: 0, skipped: 0, served: await countServed(deps.db, now) };
   }
   return refreshEventsFromFeed(
     deps,

@@ -1,14 +1,14 @@
 import { takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
-import type { Deps } from '../../deps.ts';
 import { randomId } from '../../secrets.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { EventRequestsTable } from '../../storage/schema.ts';
-import { inTransaction } from '../../storage/transactions.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
+import type { Clocked, Configured, OnDatabase, Store } from '../ports.ts';
 import { forgetUpcoming } from './events.ts';
 
-export function eventRequestQuota(deps: Deps): RatePolicy {
+export function eventRequestQuota(deps: Configured<'limits'>): RatePolicy {
   return {
     name: 'event_requests',
     limit: deps.config.limits.eventRequestsPerDay,
@@ -32,13 +32,13 @@ export interface Proposal {
 }
 
 export async function proposeEvent(
-  deps: Deps,
+  deps: Clocked & Configured<'limits'> & WritePort,
   memberId: string,
   tokenId: string | null,
   proposal: Proposal,
 ): Promise<{ id: string; rate: PolicyOutcome }> {
   const now = deps.clock.now();
-  return deps.writes.run(async (trx) => {
+  return transact(deps, async (trx) => {
     const rate = await takeQuota(
       trx,
       eventRequestQuota(deps),
@@ -68,18 +68,20 @@ export async function proposeEvent(
   });
 }
 
+/** Newest first by default; the review queue reads oldest first (`asc`). */
 export function listEventRequests(
-  deps: Deps,
+  deps: Store,
   status: string | undefined,
   page: PageRequest,
+  direction: 'asc' | 'desc' = 'desc',
 ): Promise<Page<EventRequestsTable>> {
   let query = deps.db.selectFrom('event_requests').selectAll();
   if (status) query = query.where('status', '=', status);
-  return pageOf(query, { time: 'created_at', id: 'id', direction: 'desc' }, page);
+  return pageOf(query, { time: 'created_at', id: 'id', direction }, page);
 }
 
 /** Where an approved proposal is published: a page of this service (the platform never saw it). */
-export function publishedEventUrl(deps: Deps, requestId: string): string {
+export function publishedEventUrl(deps: Configured<'publicUrl'>, requestId: string): string {
   return `${deps.config.publicUrl}/events/${requestId}`;
 }
 
@@ -88,14 +90,14 @@ export function publishedEventUrl(deps: Deps, requestId: string): string {
  * proposer's event-log record, in one transaction.
  */
 export async function decideEventRequest(
-  deps: Deps,
+  deps: Clocked & Configured<'publicUrl'> & OnDatabase & WritePort,
   id: string,
   decision: 'approve' | 'decline',
   decidedBy: string,
   reason?: string,
 ): Promise<'done' | 'not_pending' | 'unknown'> {
   const now = deps.clock.now();
-  const outcome = await inTransaction(deps.db, async (trx) => {
+  const outcome = await transact(deps, async (trx) => {
     const request = await trx
       .selectFrom('event_requests')
       .selectAll()

@@ -1,8 +1,9 @@
 import { MS } from '../../clock.ts';
-import type { Deps } from '../../deps.ts';
 import { type OutboundError, outboundFetch } from '../../outbound.ts';
 import type { RsvpsTable } from '../../storage/schema.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
+import type { Clocked, Configured, Store } from '../ports.ts';
 import { claimDueJobs, settleJob } from '../queue/claim.ts';
 import { isLocalEventUrl } from './events.ts';
 
@@ -20,7 +21,10 @@ export type DeliveryOutcome = { kind: 'delivered' } | { kind: 'retry' | 'failed'
  * none configured, local-only mode (the RSVP is recorded here and confirmed). The RSVP id travels
  * as the Idempotency-Key: a delivery repeated after a crash is the same RSVP to the platform.
  */
-export async function deliverRsvp(deps: Deps, rsvp: RsvpsTable): Promise<DeliveryOutcome> {
+export async function deliverRsvp(
+  deps: Configured<'rsvpWebhookUrl' | 'publicUrl'>,
+  rsvp: RsvpsTable,
+): Promise<DeliveryOutcome> {
   const url = deps.config.rsvpWebhookUrl;
   if (!url || isLocalEventUrl(deps.config, rsvp.event_url)) return { kind: 'delivered' };
   let response: Response;
@@ -58,7 +62,10 @@ function retryDelay(attempts: number): number {
 }
 
 /** One pass over the due RSVPs: deliver each, then confirm, schedule a retry, or give up. */
-export async function deliverDueRsvps(deps: Deps, limit = 20): Promise<number> {
+export async function deliverDueRsvps(
+  deps: Store & Clocked & Configured<'rsvpWebhookUrl' | 'publicUrl' | 'workerLeaseSeconds'> & WritePort,
+  limit = 20,
+): Promise<number> {
   const claims = await claimDueJobs(
     deps.db,
     'rsvps',
@@ -75,7 +82,7 @@ export async function deliverDueRsvps(deps: Deps, limit = 20): Promise<number> {
     const outcome = await deliverRsvp(deps, rsvp);
     const now = deps.clock.now();
     const attempts = Number(rsvp.attempts) + 1;
-    await deps.db.transaction().execute(async (trx) => {
+    await transact(deps, async (trx) => {
       if (outcome.kind === 'retry' && attempts < MAX_ATTEMPTS) {
         await settleJob(trx, 'rsvps', claim, {
           attempts,

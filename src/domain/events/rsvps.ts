@@ -1,13 +1,14 @@
 import { MS } from '../../clock.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
-import type { Deps } from '../../deps.ts';
 import { randomId } from '../../secrets.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Clocked, Configured } from '../ports.ts';
 
 /** A second RSVP of the same member to the same event within this window is recognised as a duplicate. */
 export const RSVP_DEDUPE_MS = 7 * MS.day;
 
-export function rsvpQuota(deps: Deps): RatePolicy {
+export function rsvpQuota(deps: Configured<'limits'>): RatePolicy {
   return { name: 'rsvps', limit: deps.config.limits.rsvpsPerDay, window: 'utc_day', per: 'token' };
 }
 
@@ -26,10 +27,13 @@ export interface QueuedWrite {
 }
 
 /** Queues an RSVP for delivery to the event platform; a repeat within the window is a no-op. */
-export async function queueRsvp(deps: Deps, request: RsvpRequest): Promise<QueuedWrite> {
+export async function queueRsvp(
+  deps: Clocked & Configured<'limits'> & WritePort,
+  request: RsvpRequest,
+): Promise<QueuedWrite> {
   const now = deps.clock.now();
   const policy = rsvpQuota(deps);
-  return deps.writes.run(async (trx) => {
+  return transact(deps, async (trx) => {
     const earlier = await trx
       .selectFrom('rsvps')
       .select('id')

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../../deps.ts';
 import { sha256 } from '../../secrets.ts';
 import type { FeedbackTable } from '../../storage/schema.ts';
+import type { Clocked, Store } from '../ports.ts';
 import { looksLikePromptInjection, sanitizeText } from './sanitize.ts';
 
 export const FEEDBACK_CATEGORIES = [
@@ -45,7 +45,7 @@ function ticketId(now: number): string {
 }
 
 /** The salt lives in the database so every instance hashes an IP the same way. */
-async function ipSalt(deps: Deps): Promise<string> {
+async function ipSalt(deps: Store): Promise<string> {
   const existing = await deps.db
     .selectFrom('settings')
     .select('value')
@@ -72,7 +72,7 @@ function optional(value: string | undefined): string | null {
 }
 
 export async function fileFeedback(
-  deps: Deps,
+  deps: Store & Clocked,
   input: FeedbackInput,
   ip: string,
   attribution: Attribution | undefined,

@@ -1,18 +1,24 @@
-import type { Deps } from '../../deps.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { FeedbackTable } from '../../storage/schema.ts';
+import type { Store } from '../ports.ts';
 
-export function listFeedback(deps: Deps, status: string, page: PageRequest): Promise<Page<FeedbackTable>> {
+/** Newest first by default; the triage queue reads oldest first (`asc`). */
+export function listFeedback(
+  deps: Store,
+  status: string,
+  page: PageRequest,
+  direction: 'asc' | 'desc' = 'desc',
+): Promise<Page<FeedbackTable>> {
   return pageOf(
     deps.db.selectFrom('feedback').selectAll().where('status', '=', status),
-    { time: 'created_at', id: 'ticket_id', direction: 'desc' },
+    { time: 'created_at', id: 'ticket_id', direction },
     page,
   );
 }
 
 /** Closes an open ticket; a ticket already resolved stays as it was. */
 export async function resolveFeedback(
-  deps: Deps,
+  deps: Store,
   ticketId: string,
 ): Promise<'done' | 'unknown' | 'not_open'> {
   const updated = await deps.db

@@ -2,17 +2,17 @@ import { MS } from '../../clock.ts';
 import { ApiError } from '../../core/errors.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
-import type { Deps } from '../../deps.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { HighlightsTable } from '../../storage/schema.ts';
-import { inTransaction } from '../../storage/transactions.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
+import type { Clocked, Configured, Store } from '../ports.ts';
 
 /** How long a story waits for a moderator before it leaves the queue unreviewed. */
 export const PENDING_TTL_MS = 7 * MS.day;
 
-export function highlightQuota(deps: Deps): RatePolicy {
+export function highlightQuota(deps: Configured<'limits'>): RatePolicy {
   return { name: 'highlights', limit: deps.config.limits.highlightsPerDay, window: 'utc_day', per: 'token' };
 }
 
@@ -54,12 +54,15 @@ const insertStory = prepare((db) =>
  * Files a story for moderation. A pending story with the same id is refreshed without spending the
  * daily quota; a new one spends it, atomically with the insert.
  */
-export async function submitHighlight(deps: Deps, submission: Submission): Promise<SubmitResult> {
+export async function submitHighlight(
+  deps: Clocked & Configured<'limits'> & WritePort,
+  submission: Submission,
+): Promise<SubmitResult> {
   const now = deps.clock.now();
   const policy = highlightQuota(deps);
   const story = JSON.stringify(submission.story);
   const expiresAt = now + PENDING_TTL_MS;
-  return deps.writes.run(async (trx) => {
+  return transact(deps, async (trx) => {
     const [existing] = await existingStory(trx, submission.story.id);
     if (existing && existing.member_id !== submission.memberId) {
       throw new ApiError(409, 'story_id_taken', 'conflict', {
@@ -112,7 +115,7 @@ export async function submitHighlight(deps: Deps, submission: Submission): Promi
 
 /** pending while in the queue; gone once approved, rejected or expired (the poll cannot tell which). */
 export async function highlightStatus(
-  deps: Deps,
+  deps: Store & Clocked,
   memberId: string,
   id: string,
 ): Promise<'pending' | 'gone' | undefined> {
@@ -125,7 +128,7 @@ export async function highlightStatus(
   return row.status === 'pending' && Number(row.expires_at) > deps.clock.now() ? 'pending' : 'gone';
 }
 
-export async function countPending(deps: Deps, memberId: string): Promise<number> {
+export async function countPending(deps: Store & Clocked, memberId: string): Promise<number> {
   const row = await deps.db
     .selectFrom('highlights')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -136,27 +139,29 @@ export async function countPending(deps: Deps, memberId: string): Promise<number
   return Number(row.n);
 }
 
+/** Newest first by default; the moderation queue reads oldest first (`asc`). */
 export function listHighlights(
-  deps: Deps,
+  deps: Store,
   status: string | undefined,
   page: PageRequest,
+  direction: 'asc' | 'desc' = 'desc',
 ): Promise<Page<HighlightsTable>> {
   let query = deps.db.selectFrom('highlights').selectAll();
   if (status) query = query.where('status', '=', status);
-  return pageOf(query, { time: 'submitted_at', id: 'id', direction: 'desc' }, page);
+  return pageOf(query, { time: 'submitted_at', id: 'id', direction }, page);
 }
 
 export type Decision = 'approve' | 'reject';
 
 /** Moves a pending story out of the queue: approved stories become active. */
 export async function decideHighlight(
-  deps: Deps,
+  deps: Clocked & WritePort,
   id: string,
   decision: Decision,
   decidedBy: string,
 ): Promise<'done' | 'not_pending' | 'unknown'> {
   const now = deps.clock.now();
-  return inTransaction(deps.db, async (trx) => {
+  return transact(deps, async (trx) => {
     const story = await trx
       .selectFrom('highlights')
       .select(['member_id'])

@@ -17,12 +17,13 @@ export interface HostAccount {
 export type HostFailure = 'refused' | 'rate_limited' | 'unavailable' | 'not_found' | 'bad_response';
 
 export class CodeHostError extends Error {
-  constructor(
-    readonly failure: HostFailure,
-    message: string,
-    readonly retryAfterSeconds?: number,
-  ) {
+  readonly failure: HostFailure;
+  readonly retryAfterSeconds?: number;
+
+  constructor(failure: HostFailure, message: string, retryAfterSeconds?: number) {
     super(message);
+    this.failure = failure;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -40,11 +41,17 @@ const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
  * (commit search is GitHub's: see docs/decisions.md). Host tokens pass through and are never stored.
  */
 export class CodeHost {
+  private readonly config: CodeHostConfig;
+  private readonly fetchImpl: Fetch;
+
   constructor(
-    private readonly config: CodeHostConfig,
-    private readonly fetchImpl: Fetch = (url, init) =>
+    config: CodeHostConfig,
+    fetchImpl: Fetch = (url, init) =>
       outboundFetch(url, init, { timeoutMs: config.timeoutMs, maxBytes: MAX_ANSWER_BYTES }),
-  ) {}
+  ) {
+    this.config = config;
+    this.fetchImpl = fetchImpl;
+  }
 
   get oauthEnabled(): boolean {
     return Boolean(this.config.clientId && this.config.clientSecret);

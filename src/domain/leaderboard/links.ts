@@ -1,7 +1,7 @@
 import { ApiError } from '../../core/errors.ts';
-import type { Deps } from '../../deps.ts';
 import type { Executor, VcsLinksTable } from '../../storage/schema.ts';
-import { inTransaction } from '../../storage/transactions.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Clocked, Configured } from '../ports.ts';
 import type { HostAccount } from './code-host.ts';
 import { dropFromBoards } from './standings.ts';
 
@@ -16,13 +16,13 @@ export async function linkOf(db: Executor, memberId: string): Promise<VcsLinksTa
  * keeps the opt-in; linking another account starts opted out, since the consent was for the old one.
  */
 export async function linkAccount(
-  deps: Deps,
+  deps: Clocked & WritePort,
   memberId: string,
   account: HostAccount,
   source: LinkSource,
 ): Promise<VcsLinksTable> {
   const now = deps.clock.now();
-  return inTransaction(deps.db, async (trx) => {
+  return transact(deps, async (trx) => {
     const holder = await trx
       .selectFrom('vcs_links')
       .select('member_id')
@@ -56,9 +56,9 @@ export async function linkAccount(
 }
 
 /** Forgets the link; the member leaves the board at once. False when there was none. */
-export async function unlinkAccount(deps: Deps, memberId: string): Promise<boolean> {
+export async function unlinkAccount(deps: Clocked & WritePort, memberId: string): Promise<boolean> {
   const now = deps.clock.now();
-  return inTransaction(deps.db, async (trx) => {
+  return transact(deps, async (trx) => {
     const removed = await trx.deleteFrom('vcs_links').where('member_id', '=', memberId).executeTakeFirst();
     await dropFromBoards(trx, memberId, now);
     return Number(removed.numDeletedRows) > 0;
@@ -69,9 +69,13 @@ export async function unlinkAccount(deps: Deps, memberId: string): Promise<boole
  * Opting in needs a linked account (409 no_vcs_link); opting out always works and takes the member
  * off the board at once. Returns the linked username, if any.
  */
-export async function setOptIn(deps: Deps, memberId: string, optIn: boolean): Promise<string | null> {
+export async function setOptIn(
+  deps: Clocked & Configured<'publicUrl'> & WritePort,
+  memberId: string,
+  optIn: boolean,
+): Promise<string | null> {
   const now = deps.clock.now();
-  return inTransaction(deps.db, async (trx) => {
+  return transact(deps, async (trx) => {
     const link = await linkOf(trx, memberId);
     if (!link) {
       if (!optIn) return null;

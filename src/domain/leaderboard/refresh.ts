@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import { inTransaction } from '../../storage/transactions.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Clocked, Configured, Store } from '../ports.ts';
 import { CodeHost, CodeHostError, type HostFailure } from './code-host.ts';
 import { rerankWeek } from './standings.ts';
 import { isoWeekOf, type Week } from './week.ts';
@@ -23,8 +23,11 @@ const STOPPING: HostFailure[] = ['rate_limited', 'refused'];
  * the host cannot count this time keeps the previous count; the run then marks the board stale.
  * Host failures never escape: the job is called from a timer and must survive a bad host.
  */
+/** What a refresh reads, counts and writes. */
+type RefreshPort = Store & Clocked & Configured<'codeHost' | 'leaderboardRefreshMinutes'> & WritePort;
+
 export async function refreshLeaderboard(
-  deps: Deps,
+  deps: RefreshPort,
   host: CodeHost = new CodeHost(deps.config.codeHost),
 ): Promise<RefreshReport> {
   const week = isoWeekOf(deps.clock.now());
@@ -47,7 +50,7 @@ export async function refreshLeaderboard(
   }
   const generatedAt = deps.clock.now();
   const failed = participants.length - counts.size;
-  await inTransaction(deps.db, async (trx) => {
+  await transact(deps, async (trx) => {
     // Whoever opted out while the host was being asked stays off the board.
     const stillIn = new Set(
       (await trx.selectFrom('vcs_links').select('member_id').where('opted_in', '=', 1).execute()).map(
@@ -88,7 +91,7 @@ const LEASE_KEY = 'leaderboard_refresh_lease';
  * database only the first whose timer fires runs the job, so the code host is asked once per
  * interval, not once per instance. The claim is one conditional update only one instance can win.
  */
-async function claimScheduledRun(deps: Deps, leaseMs: number): Promise<boolean> {
+async function claimScheduledRun(deps: Store & Clocked, leaseMs: number): Promise<boolean> {
   const now = deps.clock.now();
   await deps.db
     .insertInto('settings')
@@ -116,7 +119,7 @@ export interface RefreshTiming {
  * delays (the tests use short real ones).
  */
 export function scheduleLeaderboardRefresh(
-  deps: Deps,
+  deps: RefreshPort,
   log: { warn(details: object, message: string): void; info(details: object, message: string): void },
   timing?: RefreshTiming,
 ): () => void {
@@ -128,7 +131,10 @@ export function scheduleLeaderboardRefresh(
     if (running) return;
     running = true;
     try {
-      if (!(await claimScheduledRun(deps, Math.round(intervalMs * 0.9)))) return;
+      if (!(await claimScheduledRun(deps, Math.round(intervalMs * 0.9)))) {
+        log.info({}, 'leaderboard refresh left to the instance that claimed this interval');
+        return;
+      }
       const report = await refreshLeaderboard(deps);
       const details = { counted: report.counted, failed: report.failed, stoppedBy: report.stoppedBy };
       if (report.failed) log.warn(details, 'leaderboard refresh incomplete; the board is marked stale');

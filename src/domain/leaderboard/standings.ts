@@ -1,5 +1,5 @@
-import type { Deps } from '../../deps.ts';
 import type { Executor } from '../../storage/schema.ts';
+import type { Clocked, Configured, Store } from '../ports.ts';
 import { isoWeekOf, type Week } from './week.ts';
 
 /** Competition ranking (1, 2, 2, 4) by commits; ties are listed by handle so the order is stable. */
@@ -53,13 +53,17 @@ export interface Board {
  * Stale: this week has not been counted yet, the last run could not refresh every member (their
  * previous counts are shown), or the last run is older than two refresh intervals.
  */
-function isStale(deps: Deps, week: { generated_at: number; failed: number } | undefined, now: number) {
+function isStale(
+  deps: Configured<'leaderboardRefreshMinutes'>,
+  week: { generated_at: number; failed: number } | undefined,
+  now: number,
+) {
   if (!week) return true;
   const interval = (deps.config.leaderboardRefreshMinutes || 60) * 60_000;
   return Number(week.failed) > 0 || now - Number(week.generated_at) > 2 * interval;
 }
 
-async function weekRow(deps: Deps, weekStart: number) {
+async function weekRow(deps: Store, weekStart: number) {
   return deps.db
     .selectFrom('leaderboard_weeks')
     .select(['generated_at', 'failed'])
@@ -67,7 +71,10 @@ async function weekRow(deps: Deps, weekStart: number) {
     .executeTakeFirst();
 }
 
-export async function currentBoard(deps: Deps, limit: number): Promise<Board> {
+/** What a board read needs. */
+type BoardPort = Store & Clocked & Configured<'leaderboardRefreshMinutes'>;
+
+export async function currentBoard(deps: BoardPort, limit: number): Promise<Board> {
   const now = deps.clock.now();
   const week = isoWeekOf(now);
   const run = await weekRow(deps, week.start);
@@ -101,7 +108,7 @@ export interface Standing {
 }
 
 /** The member's place on this week's board, when the refresh job has ranked them. */
-export async function standingOf(deps: Deps, memberId: string): Promise<Standing | undefined> {
+export async function standingOf(deps: BoardPort, memberId: string): Promise<Standing | undefined> {
   const week = isoWeekOf(deps.clock.now());
   const [run, row, total] = await Promise.all([
     weekRow(deps, week.start),

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
-import type { Deps } from '../../deps.ts';
 import type { MemberProfilesTable } from '../../storage/schema.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Clocked, OnDatabase, Store } from '../ports.ts';
 
 export type Visibility = 'hidden' | 'members';
 
@@ -34,7 +35,7 @@ function toProfile(row: MemberProfilesTable | undefined): Profile {
   };
 }
 
-export async function getProfile(deps: Deps, memberId: string): Promise<Profile> {
+export async function getProfile(deps: Store, memberId: string): Promise<Profile> {
   return toProfile(
     await deps.db
       .selectFrom('member_profiles')
@@ -45,9 +46,13 @@ export async function getProfile(deps: Deps, memberId: string): Promise<Profile>
 }
 
 /** Saves a profile and its full-text entry together; a hidden profile has no entry at all. */
-export async function saveProfile(deps: Deps, memberId: string, profile: Profile): Promise<void> {
+export async function saveProfile(
+  deps: Clocked & OnDatabase & WritePort,
+  memberId: string,
+  profile: Profile,
+): Promise<void> {
   const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
+  await transact(deps, async (trx) => {
     const member = await trx
       .selectFrom('members')
       .select(['name', 'handle'])
@@ -108,7 +113,7 @@ function terms(query: string): string[] {
  * lists everyone listed, by name.
  */
 export async function searchDirectory(
-  deps: Deps,
+  deps: Store & OnDatabase,
   query: string,
   limit: number,
   access: FieldAccess,
@@ -165,7 +170,7 @@ export async function searchDirectory(
     const row = byId.get(id);
     // Re-checked here: the index entry and the visibility flag are written together, but a reader
     // must never show a hidden member even if they were not.
-    if (!row || row.visibility !== 'members') return [];
+    if (row?.visibility !== 'members') return [];
     const entry: DirectoryEntry = {
       handle: row.handle,
       name: row.name,

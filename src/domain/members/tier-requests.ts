@@ -1,10 +1,12 @@
 import { ApiError } from '../../core/errors.ts';
-import type { Deps } from '../../deps.ts';
 import { randomId } from '../../secrets.ts';
+import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { TierRequestsTable } from '../../storage/schema.ts';
-import { inTransaction } from '../../storage/transactions.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Tiered } from '../auth/tiers.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
+import type { Clocked, Store } from '../ports.ts';
 import { getMember, MemberError, setMemberTier } from './members.ts';
 
 export const TIER_NOTE_MAX = 600;
@@ -39,10 +41,20 @@ function view(row: TierRequestsTable): TierRequestView {
   };
 }
 
+/**
+ * The member's tier, pending request and history. With `cache` (the embedded engine's lookups, which
+ * a write to members or tier_requests empties at once, and another process's commit within
+ * EXTERNAL_CHECK_MS) the answer is kept until one of them changes; callers must not mutate it.
+ */
 export async function tierStatus(
-  deps: Deps,
+  deps: Store,
   memberId: string,
-): Promise<TierStatus & { email: string; name: string }> {
+  cache?: InvalidatingCache<unknown>,
+): Promise<MemberTierStatus> {
+  const key = `tier-status ${memberId}`;
+  const kept = cache?.get(key) as MemberTierStatus | undefined;
+  if (kept) return kept;
+  const snapshot = cache?.snapshot();
   const member = await getMember(deps.db, memberId);
   if (!member) throw new ApiError(404, 'unknown_member', 'not_found', { message: 'No such member.' });
   const rows = await deps.db
@@ -53,17 +65,21 @@ export async function tierStatus(
     .orderBy('id', 'desc')
     .execute();
   const pending = rows.find((r) => r.status === 'pending');
-  return {
+  const status = {
     tier: member.tier,
     email: member.email,
     name: member.name,
     pending: pending ? view(pending) : null,
     history: rows.filter((r) => r.status !== 'pending').map(view),
   };
+  if (cache && snapshot !== undefined) cache.set(key, status, snapshot);
+  return status;
 }
 
+type MemberTierStatus = TierStatus & { email: string; name: string };
+
 /** Members whose tier lets them review tier requests: each gets `tier_requested`. */
-async function reviewers(deps: Deps): Promise<string[]> {
+async function reviewers(deps: Store & Tiered): Promise<string[]> {
   const tiers = deps.tiers.names().filter((t) => deps.tiers.grants(t, 'admin:tier_review'));
   if (tiers.length === 0) return [];
   const rows = await deps.db.selectFrom('members').select('id').where('tier', 'in', tiers).execute();
@@ -71,8 +87,11 @@ async function reviewers(deps: Deps): Promise<string[]> {
 }
 
 /** A member asks for a higher, self-requestable tier; a pending request is replaced by the new one. */
+/** What a tier change needs: reads before its transaction go through `db`, which may be one. */
+type TierPort = Store & Clocked & Tiered & WritePort;
+
 export async function requestTier(
-  deps: Deps,
+  deps: TierPort,
   memberId: string,
   tier: string,
   note?: string,
@@ -91,9 +110,11 @@ export async function requestTier(
       },
     });
   if (!definition) throw refuse(`There is no tier "${tier}".`);
-  if (!definition.selfRequestable) throw refuse(`Tier ${tier} is granted by an operator, not requested.`);
+  // A lower (or the same) tier is refused for that, before asking whether it could be requested at all:
+  // "public is granted by an operator" would be a wrong answer to a member asking for public.
   if (!deps.tiers.isAbove(tier, member.tier))
     throw refuse(`Tier ${tier} is not above the current tier ${member.tier}.`);
+  if (!definition.selfRequestable) throw refuse(`Tier ${tier} is granted by an operator, not requested.`);
   const now = deps.clock.now();
   const row: TierRequestsTable = {
     id: randomId('treq', 8),
@@ -108,7 +129,7 @@ export async function requestTier(
     reason: null,
   };
   const operators = await reviewers(deps);
-  await inTransaction(deps.db, async (trx) => {
+  await transact(deps, async (trx) => {
     await trx
       .updateTable('tier_requests')
       .set({ status: 'superseded', decided_at: now })
@@ -141,7 +162,7 @@ export async function requestTier(
 }
 
 /** Clears the member's pending request; a no-op when there is none. */
-export async function cancelTierRequest(deps: Deps, memberId: string): Promise<boolean> {
+export async function cancelTierRequest(deps: Store & Clocked, memberId: string): Promise<boolean> {
   const result = await deps.db
     .updateTable('tier_requests')
     .set({ status: 'cancelled', decided_at: deps.clock.now() })
@@ -152,7 +173,7 @@ export async function cancelTierRequest(deps: Deps, memberId: string): Promise<b
 }
 
 export function listTierRequests(
-  deps: Deps,
+  deps: Store,
   status: string,
   page: PageRequest,
 ): Promise<Page<TierRequestsTable>> {
@@ -167,7 +188,7 @@ export type TierDecision = { decision: 'approve'; tier?: string } | { decision: 
 
 /** An operator's answer; approval may grant a different tier than the one asked for. */
 export async function decideTierRequest(
-  deps: Deps,
+  deps: TierPort,
   requestId: string,
   decidedBy: string,
   decision: TierDecision,
@@ -181,7 +202,7 @@ export async function decideTierRequest(
   if (!request) return 'unknown';
   const granted = decision.decision === 'approve' ? (decision.tier ?? request.tier) : null;
   if (granted !== null && !deps.tiers.has(granted)) return 'unknown_tier';
-  return inTransaction(deps.db, async (trx) => {
+  return transact(deps, async (trx) => {
     const updated = await trx
       .updateTable('tier_requests')
       .set({
@@ -223,10 +244,10 @@ export async function decideTierRequest(
  * An operator sets a member's tier directly (not answering a request). Like a decided request, it
  * lands in the member's tier history (a row with status `changed`) and their event log
  * (`tier_changed`), so the member learns why their agent's scopes moved. The caller runs it inside
- * `auditedAction`, which writes the operator's audit row in the same transaction.
+ * an operator operation, which writes the audit row in the same transaction (`transact` joins it).
  */
 export async function changeMemberTier(
-  deps: Deps,
+  deps: TierPort,
   memberId: string,
   tier: string,
   decidedBy: string,
@@ -237,7 +258,7 @@ export async function changeMemberTier(
   if (!deps.tiers.has(tier)) return `unknown tier "${tier}" (tiers: ${deps.tiers.names().join(', ')})`;
   if (member.tier === tier) return 'unchanged';
   const now = deps.clock.now();
-  return inTransaction(deps.db, async (trx) => {
+  return transact(deps, async (trx) => {
     try {
       await setMemberTier(trx, deps.clock, deps.tiers, memberId, tier);
     } catch (error) {

@@ -1,5 +1,5 @@
-import type { Deps } from '../../deps.ts';
 import { BriefReuse } from '../../storage/brief-reuse.ts';
+import type { Clocked, OnDatabase, Store } from '../ports.ts';
 
 export interface DonorWall {
   total_usd: number;
@@ -13,12 +13,17 @@ export interface DonorWall {
  */
 const wallReads = new BriefReuse<DonorWall>(2000);
 
+/** A donation recorded through this instance shows on its wall at once. */
+export function forgetDonorWall(deps: Parameters<typeof wallReads.forget>[0]): void {
+  wallReads.forget(deps);
+}
+
 /** Reused for up to 2 s per instance and limit (a public read that changes rarely). */
-export function donorWall(deps: Deps, limit: number): Promise<DonorWall> {
+export function donorWall(deps: Store & OnDatabase & Clocked, limit: number): Promise<DonorWall> {
   return wallReads.get(deps, String(limit), () => readDonorWall(deps, limit));
 }
 
-async function readDonorWall(deps: Deps, limit: number): Promise<DonorWall> {
+async function readDonorWall(deps: Store, limit: number): Promise<DonorWall> {
   const totals = await deps.db
     .selectFrom('donations')
     .select((eb) => [

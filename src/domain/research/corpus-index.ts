@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { SQLITE_PASSAGES_TABLE } from '../../storage/corpus-passages.ts';
 import type { Database } from '../../storage/database.ts';
+import { type IndexStamp, readIndexFile, writeIndexFile } from './index-file.ts';
 import { PassageIndex } from './passage-index.ts';
 
 /** Bumped by every change to the corpus: per-instance indexes compare it to know they are stale. */
@@ -15,8 +16,22 @@ export interface CorpusSearcher {
   index: PassageIndex;
 }
 
+/** The index this instance answers from (for metrics); undefined until the first build finished. */
+export interface CorpusIndexState {
+  generation: string;
+  passages: number;
+  buildMs: number;
+  /** Epoch milliseconds when that build finished. */
+  builtAt: number;
+  /** A newer generation is being built now. */
+  rebuilding: boolean;
+  /** Built from the passages at this start, or read back from the index file. */
+  from: 'passages' | 'file';
+}
+
 export interface CorpusIndex {
   searcher(): Promise<CorpusSearcher>;
+  state(): CorpusIndexState | undefined;
   /** Starts building the index now rather than at the first search. */
   warm(): void;
   close(): void;
@@ -27,6 +42,8 @@ interface PassageStore {
   generation(): Promise<string>;
   /** The SQLite database holding the passages of that generation. */
   reader(generation: string): Promise<SQLite.Database>;
+  /** Where the index file goes when no directory is configured (the PostgreSQL copy's own). */
+  readonly indexFile?: string;
   close(): void;
 }
 
@@ -37,28 +54,62 @@ interface PassageStore {
 const WAIT_FOR_REBUILD_MS = 1_000;
 
 /**
+ * What a stored index must match: the generation every corpus change bumps, and the passage table's
+ * count and highest id (read before the build, so a passage added meanwhile makes the file stale).
+ */
+function stampOf(db: SQLite.Database, generation: string): IndexStamp {
+  const [passages, maxPassageId] = db
+    .prepare('select count(*), coalesce(max(id), 0) from corpus_passages')
+    .raw()
+    .get() as [number, number];
+  return { generation, passages: Number(passages), maxPassageId: Number(maxPassageId) };
+}
+
+/** Where an instance keeps what it may reuse at its next start (docs/research.md, "The index"). */
+export interface CorpusIndexOptions {
+  waitForRebuildMs?: number;
+  /**
+   * RESEARCH_INDEX_DIR: the index file (and, on PostgreSQL, the local copy of the passages). Unset:
+   * the index file sits beside an embedded database file, and a PostgreSQL instance keeps both in a
+   * temporary directory, so it rebuilds at every start.
+   */
+  dir?: string;
+}
+
+/** The index file's name, in RESEARCH_INDEX_DIR or beside the embedded database (`<file>.research-index`). */
+const INDEX_FILE = 'research-index';
+
+/**
  * Each instance keeps the research index in memory and rebuilds it whenever the corpus generation
  * moved (one indexed read per search tells). The embedded engine reads its own tables; on PostgreSQL
- * each instance first brings a local SQLite copy of the passages up to date.
+ * each instance first brings a local SQLite copy of the passages up to date. A build is stored in the
+ * index file, and the next start reads it back when it was built from the same corpus.
  */
-export function openCorpusIndex(
-  database: Database,
-  options: { waitForRebuildMs?: number } = {},
-): CorpusIndex {
-  return new IndexedCorpus(
-    database.sqlite ? new EmbeddedPassages(database.sqlite) : new PostgresCorpusCopy(database),
-    options.waitForRebuildMs ?? WAIT_FOR_REBUILD_MS,
-  );
+export function openCorpusIndex(database: Database, options: CorpusIndexOptions = {}): CorpusIndex {
+  if (options.dir) mkdirSync(options.dir, { recursive: true });
+  const store: PassageStore = database.sqlite
+    ? new EmbeddedPassages(database.sqlite)
+    : new PostgresCorpusCopy(database, options.dir);
+  const beside =
+    database.sqlite && database.location !== ':memory:' ? `${database.location}.${INDEX_FILE}` : undefined;
+  const file = options.dir ? join(options.dir, INDEX_FILE) : (beside ?? store.indexFile);
+  return new IndexedCorpus(store, options.waitForRebuildMs ?? WAIT_FOR_REBUILD_MS, file);
 }
 
 class IndexedCorpus implements CorpusIndex {
-  private current: { generation: string; searcher: CorpusSearcher } | undefined;
+  private current:
+    | { generation: string; searcher: CorpusSearcher; builtAt: number; from: 'passages' | 'file' }
+    | undefined;
   private rebuilding: Promise<CorpusSearcher> | undefined;
+  private readonly store: PassageStore;
+  private readonly waitForRebuildMs: number;
+  private readonly file: string | undefined;
 
-  constructor(
-    private readonly store: PassageStore,
-    private readonly waitForRebuildMs: number,
-  ) {}
+  constructor(store: PassageStore, waitForRebuildMs: number, file: string | undefined) {
+    this.store = store;
+    this.waitForRebuildMs = waitForRebuildMs;
+    this.file = file;
+  }
 
   async searcher(): Promise<CorpusSearcher> {
     const generation = await this.store.generation();
@@ -83,9 +134,28 @@ class IndexedCorpus implements CorpusIndex {
 
   private async rebuild(generation: string): Promise<CorpusSearcher> {
     const db = await this.store.reader(generation);
-    const searcher = { db, index: await PassageIndex.build(db) };
-    this.current = { generation, searcher };
+    const stamp = stampOf(db, generation);
+    const stored = this.file ? readIndexFile(this.file, stamp) : undefined;
+    const index = stored ? new PassageIndex(stored) : await PassageIndex.build(db);
+    // Stored for the next start; a failure to store (a full disk) only costs that start a rebuild.
+    if (!stored && this.file) await writeIndexFile(this.file, index.parts(), stamp).catch(() => {});
+    const searcher = { db, index };
+    this.current = { generation, searcher, builtAt: Date.now(), from: stored ? 'file' : 'passages' };
     return searcher;
+  }
+
+  state(): CorpusIndexState | undefined {
+    const current = this.current;
+    if (!current) return undefined;
+    const { index } = current.searcher;
+    return {
+      generation: current.generation,
+      passages: index.size,
+      buildMs: index.buildMs,
+      builtAt: current.builtAt,
+      rebuilding: this.rebuilding !== undefined,
+      from: current.from,
+    };
   }
 
   close(): void {
@@ -95,8 +165,11 @@ class IndexedCorpus implements CorpusIndex {
 
 class EmbeddedPassages implements PassageStore {
   private read: SQLite.Statement | undefined;
+  private readonly sqlite: SQLite.Database;
 
-  constructor(private readonly sqlite: SQLite.Database) {}
+  constructor(sqlite: SQLite.Database) {
+    this.sqlite = sqlite;
+  }
 
   async generation(): Promise<string> {
     // Prepared at first use: the settings table exists only once the migrations have run.
@@ -112,21 +185,33 @@ class EmbeddedPassages implements PassageStore {
 }
 
 const COPY_DDL = [
-  SQLITE_PASSAGES_TABLE,
-  'create table corpus_documents (id text primary key, source text not null, title text not null, authors text not null, year integer, url text, revision integer not null)',
+  SQLITE_PASSAGES_TABLE.replace(/^create table /i, 'create table if not exists '),
+  'create table if not exists corpus_documents (id text primary key, source text not null, title text not null, authors text not null, year integer, url text, revision integer not null)',
 ];
 
-/** A local SQLite copy of the passages, brought up to date from PostgreSQL document by document. */
+/**
+ * A local SQLite copy of the passages, brought up to date from PostgreSQL document by document. In
+ * RESEARCH_INDEX_DIR it outlives the process (the next start copies only what changed); otherwise it
+ * lives in a temporary directory removed at close.
+ */
 class PostgresCorpusCopy implements PassageStore {
-  private readonly dir = mkdtempSync(join(tmpdir(), 'agent-commons-corpus-'));
+  private readonly dir: string;
+  private readonly temporary: boolean;
   private readonly local: SQLite.Database;
+  private readonly database: Database;
+  readonly indexFile: string;
   private copied: string | undefined;
   private syncing: Promise<void> | undefined;
 
-  constructor(private readonly database: Database) {
+  constructor(database: Database, dir: string | undefined) {
+    this.database = database;
+    this.temporary = dir === undefined;
+    this.dir = dir ?? mkdtempSync(join(tmpdir(), 'agent-commons-corpus-'));
+    this.indexFile = join(this.dir, INDEX_FILE);
+    // A temporary copy dies with the process, so it need not survive a crash; a kept one must open.
     this.local = new SQLite(join(this.dir, 'corpus.db'));
     this.local.pragma('journal_mode = WAL');
-    this.local.pragma('synchronous = OFF');
+    this.local.pragma(this.temporary ? 'synchronous = OFF' : 'synchronous = NORMAL');
     for (const statement of COPY_DDL) this.local.exec(statement);
   }
 
@@ -199,6 +284,6 @@ class PostgresCorpusCopy implements PassageStore {
 
   close(): void {
     this.local.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.temporary) rmSync(this.dir, { recursive: true, force: true });
   }
 }

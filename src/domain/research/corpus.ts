@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Deps } from '../../deps.ts';
 import type { Executor } from '../../storage/schema.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Clocked, Store } from '../ports.ts';
 import { GENERATION_KEY } from './corpus-index.ts';
 import type { ParsedDocument, Source } from './document.ts';
 import { splitIntoPassages } from './passages.ts';
@@ -41,7 +42,7 @@ async function bumpGeneration(trx: Executor): Promise<void> {
 
 /** Reads, splits and stores one file or URL; re-adding the same origin replaces its passages. */
 export async function ingest(
-  deps: Deps,
+  deps: Store & Clocked & WritePort,
   fetched: Fetched,
   metadata: DocumentMetadata,
 ): Promise<IngestOutcome> {
@@ -75,11 +76,11 @@ interface StoreRequest {
 }
 
 /** Replaces the document and all its passages in one transaction. */
-export async function store(deps: Deps, request: StoreRequest): Promise<IngestOutcome> {
+export async function store(deps: Clocked & WritePort, request: StoreRequest): Promise<IngestOutcome> {
   const { id, parsed, metadata } = request;
   const title = metadata.title ?? parsed.title ?? request.fallbackTitle;
   const passages = splitIntoPassages(parsed.sections);
-  const status = await deps.db.transaction().execute(async (trx) => {
+  const status = await transact(deps, async (trx) => {
     const previous = await trx
       .selectFrom('corpus_documents')
       .select('revision')
@@ -126,7 +127,7 @@ export async function store(deps: Deps, request: StoreRequest): Promise<IngestOu
   return { id, title, status, passages: passages.length };
 }
 
-export async function listDocuments(deps: Deps) {
+export async function listDocuments(deps: Store) {
   return deps.db
     .selectFrom('corpus_documents')
     .select(['id', 'source', 'title', 'authors', 'year', 'url', 'origin', 'passage_count', 'added_at'])
@@ -136,8 +137,8 @@ export async function listDocuments(deps: Deps) {
 }
 
 /** Removes a document by id or by the path/URL it was added from; false when there was none. */
-export async function removeDocument(deps: Deps, idOrOrigin: string): Promise<boolean> {
-  return deps.db.transaction().execute(async (trx) => {
+export async function removeDocument(deps: WritePort, idOrOrigin: string): Promise<boolean> {
+  return transact(deps, async (trx) => {
     const row = await trx
       .selectFrom('corpus_documents')
       .select('id')
@@ -155,7 +156,7 @@ export async function removeDocument(deps: Deps, idOrOrigin: string): Promise<bo
  * Makes every instance rebuild its index from the stored passages at its next search; on PostgreSQL
  * each instance also copies every document afresh (after a passage table was edited by hand, say).
  */
-export async function reindex(deps: Deps): Promise<number> {
+export async function reindex(deps: Store): Promise<number> {
   await deps.db.updateTable('corpus_documents').set({ revision: sql`revision + 1` }).execute();
   await bumpGeneration(deps.db);
   const row = await deps.db

@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { SOURCES, type Source } from './document.ts';
+import type { IndexParts } from './index-file.ts';
 import { forEachTerm } from './tokenizer.ts';
 
 /** BM25 weights of the ranked fields: a word in a section heading counts twice. */
@@ -46,24 +47,47 @@ class GrowableInt32 {
  * additions at a million passages), with no allocation and no I/O.
  */
 export class PassageIndex {
+  private readonly termIds: Map<string, number>;
+  /** Where each term's postings start in `postingPassages`; the term's end is the next term's start. */
+  private readonly termStarts: Uint32Array;
+  private readonly postingPassages: Int32Array;
+  private readonly postingImpacts: Uint16Array;
+  /** Per term, its highest posting impact: with the IDF, the most the term can add to a score. */
+  private readonly termMaxImpacts: Uint16Array;
+  /** Per passage (dense position): its row id and its source bit. */
+  private readonly passageIds: Float64Array;
+  private readonly passageSources: Uint8Array;
+  /** How long the build took (kept with the index when it is stored and read back). */
+  readonly buildMs: number;
   private readonly accumulator: Float32Array;
   private readonly touched: Int32Array;
 
-  private constructor(
-    private readonly termIds: Map<string, number>,
-    /** Where each term's postings start in `postingPassages`; the term's end is the next term's start. */
-    private readonly termStarts: Uint32Array,
-    private readonly postingPassages: Int32Array,
-    private readonly postingImpacts: Uint16Array,
-    /** Per term, its highest posting impact: with the IDF, the most the term can add to a score. */
-    private readonly termMaxImpacts: Uint16Array,
-    /** Per passage (dense position): its row id and its source bit. */
-    private readonly passageIds: Float64Array,
-    private readonly passageSources: Uint8Array,
-    readonly buildMs: number,
-  ) {
-    this.accumulator = new Float32Array(passageIds.length);
-    this.touched = new Int32Array(passageIds.length);
+  /** An index from its arrays: as built, or as read back from its file (index-file.ts). */
+  constructor(parts: IndexParts) {
+    this.termIds = new Map(parts.terms.map((term, id) => [term, id]));
+    this.termStarts = parts.termStarts;
+    this.postingPassages = parts.postingPassages;
+    this.postingImpacts = parts.postingImpacts;
+    this.termMaxImpacts = parts.termMaxImpacts;
+    this.passageIds = parts.passageIds;
+    this.passageSources = parts.passageSources;
+    this.buildMs = parts.buildMs;
+    this.accumulator = new Float32Array(this.passageIds.length);
+    this.touched = new Int32Array(this.passageIds.length);
+  }
+
+  /** The arrays this index is made of, for storing it (index-file.ts). */
+  parts(): IndexParts {
+    return {
+      terms: [...this.termIds.keys()],
+      termStarts: this.termStarts,
+      postingPassages: this.postingPassages,
+      postingImpacts: this.postingImpacts,
+      termMaxImpacts: this.termMaxImpacts,
+      passageIds: this.passageIds,
+      passageSources: this.passageSources,
+      buildMs: this.buildMs,
+    };
   }
 
   get size(): number {
@@ -166,16 +190,17 @@ export class PassageIndex {
         if (impact > termMaxImpacts[term]) termMaxImpacts[term] = impact;
       }
     }
-    return new PassageIndex(
-      termIds,
+    return new PassageIndex({
+      // A Map keeps insertion order, which is id order: the term list is the id → term table.
+      terms: [...termIds.keys()],
       termStarts,
       postingPassages,
       postingImpacts,
       termMaxImpacts,
-      Float64Array.from(passageIds),
-      Uint8Array.from(sources),
-      performance.now() - started,
-    );
+      passageIds: Float64Array.from(passageIds),
+      passageSources: Uint8Array.from(sources),
+      buildMs: performance.now() - started,
+    });
   }
 
   /**

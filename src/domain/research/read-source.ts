@@ -4,6 +4,7 @@ import { outboundFetch } from '../../outbound.ts';
 import { type Format, formatOf, type ParsedDocument } from './document.ts';
 import { readHtml } from './html-reader.ts';
 import { readPdf } from './pdf-reader.ts';
+import { looksLikeRfc, readRfc } from './rfc-reader.ts';
 import { readMarkdown, readPlainText } from './text-readers.ts';
 
 /** The bytes of a corpus file or URL, where they came from, and what format they are in. */
@@ -64,5 +65,5 @@ export async function parseSource(fetched: Fetched): Promise<ParsedDocument> {
   const text = fetched.bytes.toString('utf8');
   if (fetched.format === 'html') return readHtml(text);
   if (fetched.format === 'markdown') return readMarkdown(text);
-  return readPlainText(text);
+  return looksLikeRfc(text) ? readRfc(text) : readPlainText(text);
 }

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { DocumentMetadata } from './corpus.ts';
 
 /**
@@ -62,8 +63,48 @@ export const BASH_MANUAL: CorpusFile = {
   },
 };
 
-/** The corpus files present on this machine: all papers (full) or the demo's few (small). */
+/**
+ * The corpus shipped in the repository, so the demo answers on any machine: RFC 6749 (OAuth 2.0,
+ * which this service's grants build on), distributed unmodified and in full as the IETF Trust's
+ * Legal Provisions allow (see corpus/README.md), and the project's own documentation (MIT).
+ */
+export const REPOSITORY_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export const SHIPPED_RFCS: CorpusFile[] = [
+  {
+    path: join(REPOSITORY_ROOT, 'corpus', 'rfc6749.txt'),
+    metadata: {
+      source: 'paper',
+      authors: 'D. Hardt (editor), IETF',
+      year: 2012,
+      url: 'https://www.rfc-editor.org/rfc/rfc6749',
+    },
+  },
+];
+
+/** The guides a newcomer asks about; generated references (api-reference, configuration) are left out. */
+export const SHIPPED_DOCS = [
+  'README.md',
+  'docs/api.md',
+  'docs/decisions.md',
+  'docs/deployment.md',
+  'docs/pages.md',
+  'docs/research.md',
+  'docs/a2a.md',
+  'docs/signed-requests.md',
+];
+
+function projectDoc(path: string): CorpusFile {
+  return {
+    path: join(REPOSITORY_ROOT, path),
+    metadata: { source: 'book', authors: 'The agent-commons project' },
+  };
+}
+
+/** The shipped corpus (present in every checkout), then the Debian documents this machine has. */
 export function realCorpusFiles(size: 'demo' | 'full'): CorpusFile[] {
   const papers = size === 'demo' ? SQLITE_PAPERS.slice(0, DEMO_PAPER_COUNT) : SQLITE_PAPERS;
-  return [...papers.map(paper), BASH_MANUAL].filter((file) => existsSync(file.path));
+  const installed = [...papers.map(paper), BASH_MANUAL];
+  const shipped = size === 'demo' ? [...SHIPPED_RFCS, ...SHIPPED_DOCS.map(projectDoc)] : [];
+  return [...shipped, ...installed].filter((file) => existsSync(file.path));
 }

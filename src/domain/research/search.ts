@@ -2,22 +2,8 @@ import type SQLite from 'better-sqlite3';
 import type { Source } from './document.ts';
 import type { PassageIndex } from './passage-index.ts';
 import { queryTerms } from './query-terms.ts';
+import type { ResearchResult } from './result.ts';
 import { forEachTerm, termsOfWords } from './tokenizer.ts';
-
-export interface ResearchResult {
-  /** `<document id>#<passage position>`: stable while the document is unchanged. */
-  id: string;
-  title: string;
-  source: string;
-  authors: string;
-  year: number | null;
-  url: string | null;
-  section: string;
-  /** The best-matching stretch of the passage, query words wrapped in <mark>…</mark>. */
-  snippet: string;
-  /** BM25 relevance (higher is better); comparable only within one answer. */
-  score: number;
-}
 
 /** A result together with its whole passage, which synthesis reads and the wire never carries. */
 export interface RetrievedPassage {

@@ -1,6 +1,7 @@
-import type { Deps } from '../../deps.ts';
 import type { BookingsTable, Executor } from '../../storage/schema.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
+import type { Clocked, Configured, OnDatabase, Store } from '../ports.ts';
 import { type Claim, claimDueJobs, settleJob } from '../queue/claim.ts';
 import { fitsOpeningHours, parseOpeningHours } from './opening-hours.ts';
 
@@ -40,8 +41,8 @@ async function decide(trx: Executor, booking: BookingsTable, now: number): Promi
  * one resource take turns and the second sees the first's confirmation; the embedded engine has a
  * single writer, so its transactions already take turns.
  */
-async function settle(deps: Deps, claim: Claim): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+async function settle(deps: Clocked & OnDatabase & WritePort, claim: Claim): Promise<void> {
+  await transact(deps, async (trx) => {
     const booking = await trx
       .selectFrom('bookings')
       .selectAll()
@@ -97,7 +98,7 @@ async function settle(deps: Deps, claim: Claim): Promise<void> {
  * a busy embedded database) stays claimed until its lease ends and is then decided again.
  */
 export async function settleQueuedBookings(
-  deps: Deps,
+  deps: Store & Clocked & Configured<'workerLeaseSeconds'> & OnDatabase & WritePort,
   limit = 50,
   onError: (error: unknown, bookingId: string) => void = () => {},
 ): Promise<number> {

@@ -2,9 +2,10 @@ import { MS } from '../../clock.ts';
 import { ApiError, errors } from '../../core/errors.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { RatePolicy } from '../../core/rate-limit.ts';
-import type { Deps } from '../../deps.ts';
 import { randomId } from '../../secrets.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { QueuedWrite } from '../events/rsvps.ts';
+import type { Clocked, Configured } from '../ports.ts';
 
 /** A booking request repeating the exact start time of an earlier one within this window is a duplicate. */
 export const BOOKING_DEDUPE_MS = 30 * MS.day;
@@ -12,7 +13,7 @@ export const BOOKING_DEDUPE_MS = 30 * MS.day;
 export const LONGEST_BOOKING_MS = 12 * MS.hour;
 export const PURPOSE_MAX = 600;
 
-export function bookingQuota(deps: Deps): RatePolicy {
+export function bookingQuota(deps: Configured<'limits'>): RatePolicy {
   return { name: 'bookings', limit: deps.config.limits.bookingsPerDay, window: 'utc_day', per: 'token' };
 }
 
@@ -41,11 +42,14 @@ export function checkBookingWindow(start: number, end: number, now: number): voi
     });
 }
 
-export async function queueBooking(deps: Deps, request: BookingRequest): Promise<QueuedWrite> {
+export async function queueBooking(
+  deps: Clocked & Configured<'limits'> & WritePort,
+  request: BookingRequest,
+): Promise<QueuedWrite> {
   const now = deps.clock.now();
   const policy = bookingQuota(deps);
   const subject = request.tokenId ?? `member:${request.memberId}`;
-  return deps.writes.run(async (trx) => {
+  return transact(deps, async (trx) => {
     const resource = await trx
       .selectFrom('resources')
       .select(['id', 'bookable'])

@@ -1,6 +1,6 @@
 import { MS } from '../../clock.ts';
-import type { Deps } from '../../deps.ts';
 import type { Executor } from '../../storage/schema.ts';
+import type { Clocked, Store } from '../ports.ts';
 import { isWindow, type OpeningHours, parseOpeningHours } from './opening-hours.ts';
 
 /** How far ahead the listing shows confirmed bookings. */
@@ -27,7 +27,7 @@ export interface ResourceListing {
 }
 
 /** Rooms and printers with their confirmed bookings ahead and the state of the booking queue. */
-export async function listResources(deps: Deps): Promise<ResourceListing> {
+export async function listResources(deps: Store & Clocked): Promise<ResourceListing> {
   const now = deps.clock.now();
   const resources = await deps.db
     .selectFrom('resources')

@@ -14,7 +14,10 @@ const Entry = Type.Object({
   surface: Type.Union([Type.Literal('rest'), Type.Literal('mcp'), Type.Literal('a2a')]),
   token_prefix: Type.String({ description: 'Display prefix of the token that made the call.' }),
   status: Type.Integer({ description: 'HTTP status of the call (the REST equivalent on MCP and A2A).' }),
-  outcome: Type.String({ description: '`ok`, or the error code the call ended with.' }),
+  outcome: Type.String({
+    description:
+      "`ok`, `sandbox` (a sandbox token's write, checked and rolled back), or the error code the call ended with.",
+  }),
 });
 
 const Output = Type.Object({

@@ -3,15 +3,15 @@ import { decideEventRequest, listEventRequests, publishedEventUrl } from '../../
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { defineOperatorList } from './operator-list.ts';
+import { runOperatorMutation } from './operator-mutation.ts';
 import {
   CONFIRM,
   isoTime,
   MUTATION_ERRORS,
   MutationOutput,
-  OPERATOR_TOOL,
+  OPERATOR_DECISION,
   operatorMutationQuota,
-  runOperatorMutation,
-} from './operator-mutation.ts';
+} from './operator-tool.ts';
 
 const SCOPE = 'admin:events_review';
 
@@ -48,7 +48,7 @@ const DecideInput = strictObject({
 });
 
 export const adminDecideEventRequest = defineOperation<typeof DecideInput.static, unknown>({
-  ...OPERATOR_TOOL,
+  ...OPERATOR_DECISION,
   id: 'adminDecideEventRequest',
   summary: 'Approve or decline a member event proposal',
   description:

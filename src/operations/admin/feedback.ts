@@ -3,15 +3,15 @@ import { listFeedback, resolveFeedback } from '../../domain/feedback/triage.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { defineOperatorList } from './operator-list.ts';
+import { runOperatorMutation } from './operator-mutation.ts';
 import {
   CONFIRM,
   isoTime,
   MUTATION_ERRORS,
   MutationOutput,
-  OPERATOR_TOOL,
+  OPERATOR_DECISION,
   operatorMutationQuota,
-  runOperatorMutation,
-} from './operator-mutation.ts';
+} from './operator-tool.ts';
 
 const SCOPE = 'admin:feedback_review';
 
@@ -40,7 +40,7 @@ const ResolveInput = strictObject({
 });
 
 export const adminResolveFeedback = defineOperation<typeof ResolveInput.static, unknown>({
-  ...OPERATOR_TOOL,
+  ...OPERATOR_DECISION,
   id: 'adminResolveFeedback',
   summary: 'Resolve a feedback ticket',
   description:

@@ -3,15 +3,15 @@ import { decideHighlight, listHighlights } from '../../domain/highlights/highlig
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { defineOperatorList } from './operator-list.ts';
+import { runOperatorMutation } from './operator-mutation.ts';
 import {
   CONFIRM,
   isoTime,
   MUTATION_ERRORS,
   MutationOutput,
-  OPERATOR_TOOL,
+  OPERATOR_DECISION,
   operatorMutationQuota,
-  runOperatorMutation,
-} from './operator-mutation.ts';
+} from './operator-tool.ts';
 
 const SCOPE = 'admin:highlights_review';
 
@@ -45,7 +45,7 @@ const DecideInput = strictObject({
 });
 
 export const adminDecideHighlight = defineOperation<typeof DecideInput.static, unknown>({
-  ...OPERATOR_TOOL,
+  ...OPERATOR_DECISION,
   id: 'adminDecideHighlight',
   summary: 'Approve or reject a highlight story',
   description:

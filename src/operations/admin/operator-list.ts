@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../core/errors.ts';
-import type { Deps } from '../../deps.ts';
 import type { Scope } from '../../domain/auth/scopes.ts';
 import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../../storage/paging.ts';
 import { strictObject } from '../schemas.ts';
+import type { Deps } from '../services.ts';
 import { defineOperation } from '../types.ts';
-import { LIST_ERRORS, listLimit, OPERATOR_TOOL } from './operator-mutation.ts';
+import { LIST_ERRORS, listLimit, OPERATOR_TOOL } from './operator-tool.ts';
 
 /** One operator review list: the records of a queue in one status, a page of at most `limit` at a time. */
 interface OperatorListSpec<Status extends string, Row> {

@@ -1,79 +1,35 @@
-import { Type } from '@sinclair/typebox';
+import type { Transaction } from 'kysely';
 import { ApiError, errors } from '../../core/errors.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
-import { type PolicyOutcome, type RatePolicy, rateInfo } from '../../core/rate-limit.ts';
-import type { Deps } from '../../deps.ts';
-import { auditedAction } from '../../domain/members/operator-audit.ts';
-import type { Db } from '../../storage/schema.ts';
-import { RateInfoSchema } from '../schemas.ts';
-import type { OperationContext } from '../types.ts';
+import { type PolicyOutcome, rateInfo } from '../../core/rate-limit.ts';
+import { viaOf } from '../../domain/auth/principal.ts';
+import { type AuditEntry, writeAuditRow } from '../../domain/members/operator-audit.ts';
+import type { Db, Schema } from '../../storage/schema.ts';
+import { transact } from '../../storage/transactions.ts';
+import type { Deps } from '../services.ts';
+import type { OperationContext, SignedInPrincipal } from '../types.ts';
+import { operatorMutationQuota } from './operator-tool.ts';
 
-/** Reference §11: operator mutations per token per UTC day. */
-export function operatorMutationQuota(deps: Deps): RatePolicy {
-  return {
-    name: 'operator_mutations',
-    limit: deps.config.limits.operatorMutationsPerDay,
-    window: 'utc_day',
-    per: 'token',
-  };
-}
-
-export const CONFIRM = Type.Optional(
-  Type.Boolean({ description: 'false or absent: a dry run that changes nothing and spends no quota.' }),
-);
-
-export const MutationOutput = Type.Object({
-  ok: Type.Literal(true),
-  dry_run: Type.Boolean(),
-  applied: Type.Boolean(),
-  action: Type.String(),
-  target: Type.String(),
-  record: Type.Object(
-    {},
-    { additionalProperties: true, description: 'The record as it is (or would be) after the change.' },
-  ),
-  rate: RateInfoSchema,
-});
-
-export const MUTATION_ERRORS = [
-  { status: 400, description: 'Invalid input (or, for tier requests, an unknown tier)' },
-  { status: 401, description: 'Missing, unknown or revoked token' },
-  { status: 403, description: 'The token lacks the review scope, or the member’s tier no longer grants it' },
-  { status: 404, description: 'No such record' },
-  { status: 409, description: 'Already decided' },
-  { status: 429, description: 'Operator mutations for this token are spent until the next UTC day' },
-];
-
-/** What every operator tool shares: MCP and A2A only, an agent bearer with an admin:* scope. */
-export const OPERATOR_TOOL = {
-  method: 'POST',
-  tag: 'operator',
-  credential: 'bearer',
-  idempotent: false,
-  inputFrom: 'body',
-  successStatus: 200,
-} as const;
-
-export const LIST_ERRORS = MUTATION_ERRORS.filter((e) => [400, 401, 403].includes(e.status));
-
-export const listLimit = Type.Optional(
-  Type.Integer({ minimum: 1, maximum: 200, description: '1 to 200 (default 50).' }),
-);
-
-export const isoTime = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
-
-/** What one operator tool changes, written once for its dry run and its confirmed run. */
+/** What one operator decision changes, written once for its dry run and its confirmed run. */
 export interface Mutation {
   action: string;
   target: string;
   detail?: Record<string, unknown>;
-  /** The domain decision, run against `scoped` (a transaction); returns 'done' or why not. */
+  /** The domain decision, run against `scoped` (a transaction); returns 'done' (or 'unchanged') or why not. */
   act(scoped: Deps, operatorId: string): Promise<string>;
   /** Reads the record after the change, inside the same transaction. */
   view(db: Db): Promise<Record<string, unknown> | undefined>;
+  /** The answer to an outcome the shared ones below do not cover (a domain message). */
+  refuse?(outcome: string): ApiError | undefined;
 }
 
-function refusal(outcome: string, target: string): ApiError {
+/** 'unchanged': the record already is what the operator asked for; answered, audited, not charged. */
+const SUCCEEDED = new Set(['done', 'unchanged']);
+
+function refusal(mutation: Mutation, outcome: string): ApiError {
+  const own = mutation.refuse?.(outcome);
+  if (own) return own;
+  const { target } = mutation;
   if (outcome === 'unknown') return errors.notFound('not_found', `Nothing is filed under ${target}.`);
   if (outcome === 'unknown_tier')
     return new ApiError(400, 'unknown_tier', 'validation', {
@@ -83,23 +39,34 @@ function refusal(outcome: string, target: string): ApiError {
   return errors.conflict('already_decided', `${target} was already decided (${outcome}); nothing changed.`);
 }
 
+/** The domain still takes the whole Deps: the same dependencies, bound to the transaction. */
+function boundTo(deps: Deps, trx: Transaction<Schema>): Deps {
+  return { ...deps, db: trx as unknown as Db };
+}
+
 /** Thrown to roll a dry run's transaction back once its outcome and record are known. */
 class Rehearsed extends Error {
-  constructor(
-    readonly outcome: string,
-    readonly record: Record<string, unknown> | undefined,
-  ) {
+  readonly outcome: string;
+  readonly record: Record<string, unknown> | undefined;
+
+  constructor(outcome: string, record: Record<string, unknown> | undefined) {
     super('dry run');
+    this.outcome = outcome;
+    this.record = record;
   }
 }
 
-/** Runs the real decision in a transaction that is always rolled back: "would happen" is what happens. */
+/**
+ * Runs the real decision in a transaction that is always rolled back: "would happen" is what
+ * happens. Throwing out of `transact` also keeps the call's activity row out of it (the pipeline
+ * then writes that row on its own). Inside a transaction already open (a sandbox token's call, which
+ * the pipeline rehearses as a whole), the work joins it and that outer rollback undoes it.
+ */
 async function rehearse(deps: Deps, mutation: Mutation, operatorId: string) {
   try {
-    await deps.db.transaction().execute(async (trx) => {
-      const scoped = { ...deps, db: trx as unknown as Db };
-      const outcome = await mutation.act(scoped, operatorId);
-      throw new Rehearsed(outcome, outcome === 'done' ? await mutation.view(scoped.db) : undefined);
+    await transact(deps, async (trx) => {
+      const outcome = await mutation.act(boundTo(deps, trx), operatorId);
+      throw new Rehearsed(outcome, SUCCEEDED.has(outcome) ? await mutation.view(trx) : undefined);
     });
   } catch (error) {
     if (error instanceof Rehearsed) return error;
@@ -109,60 +76,84 @@ async function rehearse(deps: Deps, mutation: Mutation, operatorId: string) {
 }
 
 /**
- * An operator tool's write (reference §5, §11). Without `confirm: true` it is a dry run: the same
- * decision, rolled back, answered with the record it would leave; nothing changes and no quota is
- * spent. Confirmed, the decision, its audit row and one unit of the daily quota commit together;
- * a decision that finds nothing to do is audited with its outcome and spends nothing.
+ * The daily quota counts an agent's confirmed decisions per token (reference §11): it bounds what a
+ * token can do if it goes astray. A person deciding in the console, or from the CLI with the
+ * database's own credentials, is not charged: a limit there would only stop an operator clearing a
+ * backlog (docs/decisions.md). Every door is still authorized and audited.
  */
-export async function runOperatorMutation(ctx: OperationContext<{ confirm?: boolean }>, mutation: Mutation) {
-  const { deps, principal, now } = ctx;
-  if (principal.kind !== 'bearer') throw errors.unauthorized('missing_token', 'Send an agent token.');
-  const policy = operatorMutationQuota(deps);
+function quotaOf(ctx: OperationContext<unknown, SignedInPrincipal>) {
+  const { principal, deps } = ctx;
+  if (principal.kind === 'bearer')
+    return { policy: operatorMutationQuota(deps), subject: principal.token.id, charged: true };
+  return { policy: operatorMutationQuota(deps, 'member'), subject: principal.member.id, charged: false };
+}
+
+/**
+ * An operator's decision (reference §5, §11), from whichever door: an agent's tool, the console or
+ * the CLI. Without `confirm: true` it is a dry run: the same decision, rolled back, answered with
+ * the record it would leave; nothing changes and no quota is spent (the console and the CLI send
+ * confirm: true; submitting the form or running the command is the confirmation). Confirmed, the
+ * decision, its member event-log record, the audit row naming the surface, and one unit of the
+ * daily quota commit together; a decision that finds nothing to do is audited with its outcome and
+ * spends nothing.
+ */
+export async function runOperatorMutation(
+  ctx: OperationContext<{ confirm?: boolean }, SignedInPrincipal>,
+  mutation: Mutation,
+) {
+  const { deps, principal, now, request } = ctx;
   const operatorId = principal.member.id;
-  const tokenId = principal.token.id;
-  const answer = (dryRun: boolean, record: Record<string, unknown> | undefined, rate: PolicyOutcome) => ({
+  const quota = quotaOf(ctx);
+  const answer = (
+    dryRun: boolean,
+    applied: boolean,
+    record: Record<string, unknown> | undefined,
+    rate: PolicyOutcome,
+    spent: boolean,
+  ) => ({
     body: {
       ok: true as const,
       dry_run: dryRun,
-      applied: !dryRun,
+      applied,
       action: mutation.action,
       target: mutation.target,
       record: record ?? {},
       rate: rateInfo(rate),
     },
-    rate: dryRun ? [] : [rate],
+    rate: spent ? [rate] : [],
   });
+  const peek = () => peekQuota(deps.db, quota.policy, quota.subject, now);
 
   if (ctx.input.confirm !== true) {
     const rehearsal = await rehearse(deps, mutation, operatorId);
-    if (rehearsal.outcome !== 'done') throw refusal(rehearsal.outcome, mutation.target);
-    return answer(true, rehearsal.record, await peekQuota(deps.db, policy, tokenId, now));
+    if (!SUCCEEDED.has(rehearsal.outcome)) throw refusal(mutation, rehearsal.outcome);
+    return answer(true, false, rehearsal.record, await peek(), false);
   }
 
-  let spent: PolicyOutcome | undefined;
-  let record: Record<string, unknown> | undefined;
-  const outcome = await auditedAction(
-    deps,
-    {
-      operatorId,
-      action: mutation.action,
-      target: mutation.target,
-      detail: { ...mutation.detail, via: 'agent' },
-    },
-    async (scoped) => {
-      const result = await mutation.act(scoped, operatorId);
-      if (result !== 'done') return result;
-      spent = await takeQuota(
-        scoped.db,
-        policy,
-        tokenId,
-        now,
-        'Dry runs stay free. Back off to the next UTC day.',
-      );
-      record = await mutation.view(scoped.db);
-      return result;
-    },
-  );
-  if (outcome !== 'done' || !spent) throw refusal(outcome, mutation.target);
-  return answer(false, record, spent);
+  const entry: AuditEntry = {
+    operatorId,
+    action: mutation.action,
+    target: mutation.target,
+    detail: { ...mutation.detail, via: viaOf(principal), surface: request.surface },
+  };
+  const { outcome, spent, record } = await transact(deps, async (trx) => {
+    const outcome = await mutation.act(boundTo(deps, trx), operatorId);
+    let spent: PolicyOutcome | undefined;
+    let record: Record<string, unknown> | undefined;
+    if (SUCCEEDED.has(outcome)) {
+      if (outcome === 'done' && quota.charged)
+        spent = await takeQuota(
+          trx,
+          quota.policy,
+          quota.subject,
+          now,
+          'Dry runs stay free. Back off to the next UTC day.',
+        );
+      record = await mutation.view(trx);
+    }
+    await writeAuditRow(trx, deps.clock.now(), entry, outcome);
+    return { outcome, spent, record };
+  });
+  if (!SUCCEEDED.has(outcome)) throw refusal(mutation, outcome);
+  return answer(false, outcome === 'done', record, spent ?? (await peek()), spent !== undefined);
 }

@@ -3,15 +3,15 @@ import { decideTierRequest, listTierRequests } from '../../domain/members/tier-r
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { defineOperatorList } from './operator-list.ts';
+import { runOperatorMutation } from './operator-mutation.ts';
 import {
   CONFIRM,
   isoTime,
   MUTATION_ERRORS,
   MutationOutput,
-  OPERATOR_TOOL,
+  OPERATOR_DECISION,
   operatorMutationQuota,
-  runOperatorMutation,
-} from './operator-mutation.ts';
+} from './operator-tool.ts';
 
 const SCOPE = 'admin:tier_review';
 const STATUSES = ['pending', 'approved', 'denied', 'cancelled', 'superseded', 'changed'];
@@ -55,7 +55,7 @@ const DecideInput = strictObject({
 });
 
 export const adminDecideTierRequest = defineOperation<typeof DecideInput.static, unknown>({
-  ...OPERATOR_TOOL,
+  ...OPERATOR_DECISION,
   id: 'adminDecideTierRequest',
   summary: 'Approve or deny a tier request',
   description:

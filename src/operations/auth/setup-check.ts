@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { ApiError } from '../../core/errors.ts';
-import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../domain/auth/principal.ts';
+import { paymentStatus } from '../../domain/payments/describe.ts';
+import type { Deps } from '../services.ts';
 import { defineOperation, type OperationResult } from '../types.ts';
 
 /** MCP clients expand ${VAR} in their config, so the token stays in the environment, not the file. */
@@ -94,7 +95,7 @@ function answer(
     return {
       body: {
         ready: false,
-        checks: { token: tokenState },
+        checks: { token: tokenState, payments: paymentStatus(deps.config.payments) },
         missing: ['agent_token'],
         next_actions: [
           credentialProblem
@@ -121,6 +122,7 @@ function answer(
         member_name: member.name,
         tier: member.tier,
         sandbox: token.sandbox,
+        payments: paymentStatus(deps.config.payments),
       },
       missing: [],
       next_actions: suspended.length

@@ -67,7 +67,11 @@ export const pollSignup = defineOperation<typeof Input.static, unknown>({
   errors: [
     { status: 400, description: 'device_code is not 16 to 64 characters' },
     { status: 404, description: 'unknown_device_code' },
-    { status: 410, description: 'Already delivered, cancelled and reported, or expired' },
+    {
+      status: 410,
+      description:
+        'already_delivered (the token was delivered), access_denied (the human declined and the cancelled answer was given), or expired_token',
+    },
     { status: 429, description: 'slow_down: polled faster than the interval' },
   ],
   async handler({ input, deps }) {
@@ -112,12 +116,11 @@ export const pollSignup = defineOperation<typeof Input.static, unknown>({
       case 'cancelled':
         return { headers: NO_STORE, body: { status: 'cancelled', reason: outcome.reason } };
       case 'gone':
-        throw outcome.why === 'expired'
-          ? errors.gone('expired_token', 'The device code expired; start a new grant.')
-          : errors.gone(
-              'already_delivered',
-              'This grant was already delivered or cancelled; start a new grant.',
-            );
+        if (outcome.why === 'expired')
+          throw errors.gone('expired_token', 'The device code expired; start a new grant.');
+        if (outcome.why === 'cancelled')
+          throw errors.gone('access_denied', 'The member declined this grant; start a new grant.');
+        throw errors.gone('already_delivered', 'This grant was already delivered; start a new grant.');
       case 'unknown':
         throw errors.notFound('unknown_device_code', 'No grant has this device code.');
       case 'completed': {

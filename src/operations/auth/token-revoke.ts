@@ -23,6 +23,9 @@ export const revokeOwnToken = defineOperation<Record<string, never>, typeof Outp
   credential: 'bearer',
   acceptsRevokedToken: true,
   sandbox: 'real',
+  // Ends the token; revoking again reports the first revocation.
+  effect: 'destructive',
+  repeatable: true,
   idempotent: false,
   inputFrom: 'body',
   input: strictObject({}),
@@ -32,7 +35,7 @@ export const revokeOwnToken = defineOperation<Record<string, never>, typeof Outp
   async handler({ principal, revokedToken, deps }) {
     const tokenId = principal.kind === 'bearer' ? principal.token.id : revokedToken?.id;
     if (!tokenId) throw errors.unauthorized('missing_token', 'Send the token to revoke as the bearer.');
-    const result = await revoke(deps.db, deps.clock, tokenId);
+    const result = await revoke(deps, tokenId);
     if (!result) throw errors.unauthorized('invalid_token', 'The bearer token is not recognized.');
     return {
       body: { ok: true, revoked: true, prefix: result.prefix, already_revoked: result.alreadyRevoked },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { queryInput } from '../../http/client.ts';
-import { runOperation } from '../../http/pipeline.ts';
+import { runOperation } from '../pipeline/run.ts';
 import { strictObject } from '../schemas.ts';
 import { callWithInput, defineOperation, type Operation } from '../types.ts';
 

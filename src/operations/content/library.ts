@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../core/errors.ts';
 import { donationPage, getPresentation, listNews, listPresentations } from '../../domain/content/library.ts';
+import { paymentStatus } from '../../domain/payments/describe.ts';
+import { DONATE_PATH } from '../../domain/payments/x402.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { BAD_INPUT, limitField, PUBLIC_CONTENT_TOOL } from './public-tool.ts';
@@ -12,6 +14,7 @@ export const getNews = defineOperation<typeof NewsInput.static, unknown>({
   ...PUBLIC_CONTENT_TOOL,
   tag: 'news',
   id: 'newsGet',
+  path: '/api/news',
   summary: 'Read the community’s news links',
   description: 'Public. Links the operator shares, newest first, each with a short Markdown note.',
   mcpTool: 'ic_news_get',
@@ -49,6 +52,7 @@ export const listPresentationsTool = defineOperation<typeof ListInput.static, un
   ...PUBLIC_CONTENT_TOOL,
   tag: 'presentations',
   id: 'presentationsList',
+  path: '/api/presentations',
   summary: 'List the community’s presentations',
   description: 'Public. Talks given at the space, highest number (newest) first.',
   mcpTool: 'ic_presentations_list',
@@ -70,6 +74,7 @@ export const getPresentationTool = defineOperation<typeof GetInput.static, unkno
   ...PUBLIC_CONTENT_TOOL,
   tag: 'presentations',
   id: 'presentationsGet',
+  path: '/api/presentations/get',
   summary: 'Read one presentation',
   description: 'Public. The talk with its links (slides, video) and notes in Markdown.',
   mcpTool: 'ic_presentations_get',
@@ -97,9 +102,10 @@ export const donateTool = defineOperation<typeof DonateInput.static, unknown>({
   ...PUBLIC_CONTENT_TOOL,
   tag: 'payments',
   id: 'donateInfo',
+  path: '/api/payments/donate/info',
   summary: 'How to give to the community',
   description:
-    'Public. The donation tiers and how to give, as the operator published them (`donate.md`); `ic_donations_total` is the donor wall. The service takes no payment itself yet (`payments_accepted` false). 404 until the operator publishes the page.',
+    'Public. The donation tiers and how to give, as the operator published them (`donate.md`), and how an agent pays over x402 (`pay_with_x402`: POST the resource, answer its 402 with a signed PAYMENT-SIGNATURE; `payments_accepted` false while the operator has not set a payee); `ic_donations_total` is the donor wall. 404 when there is neither a published page nor x402 payments.',
   mcpTool: 'ic_donate',
   input: DonateInput,
   output: Type.Object({
@@ -117,14 +123,51 @@ export const donateTool = defineOperation<typeof DonateInput.static, unknown>({
       }),
     ),
     payments_accepted: Type.Boolean(),
+    pay_with_x402: Type.Object({
+      resource: Type.String({ format: 'uri' }),
+      method: Type.Literal('POST'),
+      body: Type.Record(Type.String(), Type.String()),
+      payment_header: Type.Literal('PAYMENT-SIGNATURE'),
+      receipt_header: Type.Literal('PAYMENT-RESPONSE'),
+      discovery: Type.String({ format: 'uri' }),
+      status: Type.Record(Type.String(), Type.Unknown()),
+    }),
     donor_wall_tool: Type.Literal('ic_donations_total'),
   }),
   errors: [BAD_INPUT, { status: 404, description: 'No donation page published' }],
   async handler({ deps }) {
     const page = await donationPage(deps);
-    if (!page) throw errors.notFound('no_donation_page', 'The operator has not published how to give yet.');
+    const status = paymentStatus(deps.config.payments);
+    if (!page && !status.accepting)
+      throw errors.notFound('no_donation_page', 'The operator has not published how to give yet.');
+    const x402 = {
+      resource: `${deps.config.publicUrl}${DONATE_PATH}`,
+      method: 'POST' as const,
+      body: {
+        amount_usd: 'number, required (see status for the accepted amounts)',
+        name: 'string, optional: shown on the donor wall',
+        message: 'string, optional: shown on the donor wall',
+        anonymous: 'boolean, optional: counted, never shown',
+      },
+      payment_header: 'PAYMENT-SIGNATURE' as const,
+      receipt_header: 'PAYMENT-RESPONSE' as const,
+      discovery: `${deps.config.publicUrl}/discovery/resources`,
+      status,
+    };
+    const shown = page ?? {
+      title: 'Donate',
+      how_to_give: `Pay over x402: POST ${x402.resource} with {"amount_usd": …}, sign the payment its 402 answer asks for, and send the request again with the PAYMENT-SIGNATURE header.`,
+      give_url: null,
+      tiers: [],
+    };
     return {
-      body: { ok: true, ...page, payments_accepted: false, donor_wall_tool: 'ic_donations_total' as const },
+      body: {
+        ok: true,
+        ...shown,
+        payments_accepted: status.accepting,
+        pay_with_x402: x402,
+        donor_wall_tool: 'ic_donations_total' as const,
+      },
     };
   },
 });

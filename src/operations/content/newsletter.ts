@@ -34,6 +34,7 @@ const ListInput = strictObject({ limit: limitField(50, 10) });
 export const listNewsletterIssues = defineOperation<typeof ListInput.static, unknown>({
   ...AREA,
   id: 'signalListIssues',
+  path: '/api/signal/issues',
   summary: 'List the community newsletter’s issues',
   description: 'Public. Newest first: slug, title, date, summary and the number of stories.',
   mcpTool: 'ic_signal_list_issues',
@@ -65,6 +66,7 @@ export const getLatestNewsletterIssue = defineOperation<typeof LatestInput.stati
   {
     ...AREA,
     id: 'signalGetLatest',
+    path: '/api/signal/latest',
     summary: 'Read the newest newsletter issue',
     description: 'Public. The newest issue in full, stories in Markdown. 404 until an issue is published.',
     mcpTool: 'ic_signal_get_latest',
@@ -83,6 +85,7 @@ const IssueInput = strictObject({ slug: SLUG });
 export const getNewsletterIssue = defineOperation<typeof IssueInput.static, typeof IssueOutput.static>({
   ...AREA,
   id: 'signalGetIssue',
+  path: '/api/signal/issue',
   summary: 'Read one newsletter issue',
   description: 'Public. The issue in full: intro and stories, in Markdown.',
   mcpTool: 'ic_signal_get_issue',
@@ -112,6 +115,7 @@ const StoryOutput = Type.Object({
 export const getNewsletterStory = defineOperation<typeof StoryInput.static, typeof StoryOutput.static>({
   ...AREA,
   id: 'signalGetStory',
+  path: '/api/signal/story',
   summary: 'Read one story of a newsletter issue',
   description: 'Public. The story in Markdown, with its issue’s slug, title and date.',
   mcpTool: 'ic_signal_get_story',
@@ -143,6 +147,7 @@ const SearchInput = strictObject({
 export const searchNewsletter = defineOperation<typeof SearchInput.static, unknown>({
   ...AREA,
   id: 'signalSearch',
+  path: '/api/signal/search',
   summary: 'Search the newsletter’s stories',
   description:
     'Public. Full-text search over every story’s title and text, best match first, each with an excerpt. Query words are matched as prefixes; no query syntax reaches the engine.',

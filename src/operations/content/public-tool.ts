@@ -1,12 +1,15 @@
 import { Type } from '@sinclair/typebox';
 
-/** What every public content tool shares: MCP and A2A only (no REST path), no token, read-only. */
+/**
+ * What every public content tool shares: no token, read-only, a GET with its arguments in the query
+ * string on REST (each names its own path) and the same arguments as an object on MCP and A2A.
+ */
 export const PUBLIC_CONTENT_TOOL = {
-  method: 'POST',
+  method: 'GET',
   credential: 'public',
   sandbox: 'real',
   idempotent: false,
-  inputFrom: 'body',
+  inputFrom: 'query',
   successStatus: 200,
 } as const;
 

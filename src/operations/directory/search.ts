@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../deps.ts';
 import { searchDirectory } from '../../domain/members/directory.ts';
 import { strictObject } from '../schemas.ts';
+import type { Deps } from '../services.ts';
 import { defineOperation } from '../types.ts';
 
 const Input = strictObject({

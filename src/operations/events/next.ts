@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { Deps } from '../../deps.ts';
 import { EVENT_TYPES, readEvents } from '../../domain/eventlog/eventlog.ts';
 import { strictObject } from '../schemas.ts';
+import type { Deps } from '../services.ts';
 import { defineOperation } from '../types.ts';
 
 const SINCE = Type.Optional(

@@ -2,7 +2,12 @@ import { Type } from '@sinclair/typebox';
 
 const HttpUrl = Type.String({ maxLength: 2000, pattern: '^https?://[^\\s]+$' });
 
-/** The story fields agents use (reference §2); other fields are kept as sent. */
+/**
+ * The story fields agents use (reference §2); other fields are kept as sent. Only what the contract
+ * needs is checked (the id, sizes, types): agents written for the reference service send display
+ * forms (a `date` of "MAY 08", a numeric `member_id`, a boolean stat), and a payload the reference
+ * accepts is never refused here.
+ */
 export const HighlightStorySchema = Type.Object(
   {
     id: Type.String({
@@ -13,17 +18,22 @@ export const HighlightStorySchema = Type.Object(
         'Stable story id, e.g. YYYY-MM-DD-<member>-<event>. Resubmitting it refreshes the pending record.',
     }),
     member_name: Type.Optional(Type.String({ maxLength: 120 })),
-    member_id: Type.Optional(Type.String({ maxLength: 64 })),
+    member_id: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Number()])),
     action: Type.Optional(Type.String({ maxLength: 64 })),
     event_title: Type.Optional(Type.String({ maxLength: 300 })),
     event_url: Type.Optional(HttpUrl),
-    date: Type.Optional(Type.String({ maxLength: 40, pattern: '^\\d{4}-\\d{2}-\\d{2}' })),
+    date: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'As the story shows it: "2026-07-16", "MAY 08", "May 8, 2026" are all kept as sent.',
+      }),
+    ),
     dek: Type.Optional(Type.String({ maxLength: 800 })),
     stats: Type.Optional(
       Type.Array(
         Type.Object({
           label: Type.String({ maxLength: 80 }),
-          value: Type.Union([Type.String({ maxLength: 200 }), Type.Number()]),
+          value: Type.Union([Type.String({ maxLength: 200 }), Type.Number(), Type.Boolean(), Type.Null()]),
         }),
         { maxItems: 20 },
       ),

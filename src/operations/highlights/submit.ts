@@ -3,7 +3,7 @@ import { iso } from '../../clock.ts';
 import { ApiError } from '../../core/errors.ts';
 import { rateInfo } from '../../core/rate-limit.ts';
 import { highlightQuota, submitHighlight as submit } from '../../domain/highlights/highlights.ts';
-import { validateInput } from '../../http/validate.ts';
+import { validateInput } from '../pipeline/validate.ts';
 import { RateInfoSchema } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { HighlightPendingRequest, HighlightStorySchema } from './story.ts';

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { RatePolicy } from '../../core/rate-limit.ts';
-import type { Deps } from '../../deps.ts';
 import { viaOf } from '../../domain/auth/principal.ts';
 import { setOptIn } from '../../domain/leaderboard/links.ts';
 import { actingMemberId } from '../acting-member.ts';
 import { strictObject, Via } from '../schemas.ts';
+import type { Deps } from '../services.ts';
 import { defineOperation } from '../types.ts';
 
 const Input = strictObject({
@@ -41,6 +41,8 @@ export const leaderboardOptIn = defineOperation<typeof Input.static, typeof Outp
   credential: 'bearer_or_session',
   scope: 'leaderboard:manage',
   sandbox: 'simulated',
+  // Sets the choice: setting it again to the same value changes nothing.
+  repeatable: true,
   idempotent: false,
   rateLimits: (deps) => [optInLimit(deps)],
   bodyLimit: 8 * 1024,

@@ -45,7 +45,7 @@ const membership = {
   output: MembershipOutput,
   successStatus: 200,
   async handler(ctx: OperationContext<Record<string, never>, SignedInPrincipal>) {
-    const status = await tierStatus(ctx.deps, actingMemberId(ctx));
+    const status = await tierStatus(ctx.deps, actingMemberId(ctx), ctx.deps.database.authCache);
     return {
       body: {
         ok: true as const,

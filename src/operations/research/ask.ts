@@ -2,11 +2,13 @@ import { Type } from '@sinclair/typebox';
 import { MODEL_CLASSES, type ModelClass } from '../../config.ts';
 import { errors } from '../../core/errors.ts';
 import type { RatePolicy } from '../../core/rate-limit.ts';
-import type { Deps } from '../../deps.ts';
+import { viaOf } from '../../domain/auth/principal.ts';
 import { SOURCES, type Source } from '../../domain/research/document.ts';
+import { ResearchResultSchema } from '../../domain/research/result.ts';
 import { retrieve } from '../../domain/research/search.ts';
 import { synthesize } from '../../domain/research/synthesis.ts';
 import { strictObject } from '../schemas.ts';
+import type { Deps } from '../services.ts';
 import { defineOperation } from '../types.ts';
 
 const DEFAULT_K = 10;
@@ -43,18 +45,6 @@ const Input = strictObject({
   ),
 });
 
-const Result = Type.Object({
-  id: Type.String({ description: '`<document id>#<passage position>`; citations point at it.' }),
-  title: Type.String(),
-  source: Type.String(),
-  authors: Type.String(),
-  year: Type.Union([Type.Integer(), Type.Null()]),
-  url: Type.Union([Type.String(), Type.Null()]),
-  section: Type.String(),
-  snippet: Type.String({ description: 'The best-matching stretch, query words wrapped in <mark>…</mark>.' }),
-  score: Type.Number({ description: 'BM25 relevance, higher is better; comparable within one answer only.' }),
-});
-
 const Citation = Type.Object({
   n: Type.Integer({ description: 'The number used in the answer, [n]: the n-th result.' }),
   id: Type.String({ description: 'The id of the cited result.' }),
@@ -63,20 +53,24 @@ const Citation = Type.Object({
   url: Type.Union([Type.String(), Type.Null()]),
 });
 
-const Via = Type.String({
+const Via = Type.Union([Type.Literal('session'), Type.Literal('agent')], {
+  description: 'Which credential path served the call, as on every operation: `session` or `agent`.',
+});
+const AnsweredBy = Type.String({
   description:
-    'Where the answer came from: `index` (retrieval only), `extractive` (the offline synthesizer, no language model), `openai` or `anthropic` (the configured provider).',
+    'What produced the answer: `index` (retrieval only), `extractive` (the offline synthesizer, no language model), `openai` or `anthropic` (the configured provider).',
 });
 
-const Plain = Type.Object({ results: Type.Array(Result), via: Via });
+const Plain = Type.Object({ results: Type.Array(ResearchResultSchema), answered_by: AnsweredBy, via: Via });
 const Synthesized = Type.Object({
   q: Type.String({ description: 'The question, echoed in this response only.' }),
   k: Type.Integer(),
   model: Type.String({ description: 'The model class that answered: small, medium or large.' }),
   answer: Type.String(),
   citations: Type.Array(Citation),
-  results: Type.Array(Result),
+  results: Type.Array(ResearchResultSchema),
   usage: Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer() }),
+  answered_by: AnsweredBy,
   via: Via,
 });
 const Output = Type.Union([Plain, Synthesized]);
@@ -112,6 +106,9 @@ export const researchAsk = defineOperation<AskInput, typeof Output.static>({
   credential: 'bearer_or_session',
   scope: 'research:query',
   sandbox: 'real',
+  // A question, sent as a POST for its size; with synthesize, a language-model provider answers it.
+  effect: 'read',
+  openWorld: true,
   idempotent: false,
   rateLimits: (deps) => [researchLimit(deps)],
   bodyLimit: 8 * 1024,
@@ -138,13 +135,14 @@ export const researchAsk = defineOperation<AskInput, typeof Output.static>({
     { status: 503, description: 'The language model provider is overloaded (synthesis only)' },
     { status: 504, description: 'The language model provider timed out (synthesis only)' },
   ],
-  async handler({ input, deps }) {
+  async handler({ input, deps, principal }) {
+    const via = viaOf(principal);
     const k = input.k ?? DEFAULT_K;
     const sources: Source[] = input.sources ?? ['paper'];
     const { index, db } = await deps.corpus.searcher();
     const passages = retrieve(index, db, input.q, k, sources);
     const results = passages.map((p) => p.result);
-    if (!input.synthesize) return { body: { results, via: 'index' } };
+    if (!input.synthesize) return { body: { results, answered_by: 'index', via } };
     const model = modelClassOf(deps, input.model ?? 'small');
     const synthesis = await synthesize(deps.config.research, input.q, model, passages);
     return {
@@ -156,7 +154,8 @@ export const researchAsk = defineOperation<AskInput, typeof Output.static>({
         citations: synthesis.citations,
         results,
         usage: synthesis.usage,
-        via: synthesis.via,
+        answered_by: synthesis.via,
+        via,
       },
     };
   },

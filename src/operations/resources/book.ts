@@ -18,7 +18,12 @@ const Input = strictObject({
     Type.String({ maxLength: 4000, description: `Trimmed and clipped to ${PURPOSE_MAX} characters.` }),
   ),
   email: Type.Optional(
-    Type.String({ format: 'email', maxLength: 254, description: 'Agent callers MUST supply it.' }),
+    Type.String({
+      format: 'email',
+      maxLength: 254,
+      description:
+        'Agent callers MUST supply it (400 email_required); a browser session may leave it out and the member’s address is used.',
+    }),
   ),
 });
 
@@ -35,6 +40,7 @@ export const bookResource = defineOperation<typeof Input.static, typeof QueuedWr
   scope: 'resources:book',
   sandbox: 'simulated',
   idempotent: true,
+  agentRequired: ['email'],
   quotas: (deps) => [bookingQuota(deps)],
   bodyLimit: 8 * 1024,
   inputFrom: 'body',

@@ -1,10 +1,10 @@
-import { ApiError, errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
-import { ANONYMOUS, type Principal } from '../domain/auth/principal.ts';
-import { verifySession } from '../domain/auth/sessions.ts';
-import { isTouchDue, touchToken, verifyToken } from '../domain/auth/tokens.ts';
-import type { CallRequest, Operation } from '../operations/types.ts';
-import { crossSiteReason, isSafeMethod } from './same-origin.ts';
+import { ApiError, errors } from '../../core/errors.ts';
+import { ANONYMOUS, type Principal } from '../../domain/auth/principal.ts';
+import { verifySession } from '../../domain/auth/sessions.ts';
+import { isTouchDue, touchToken, verifyToken } from '../../domain/auth/tokens.ts';
+import { crossSiteReason, isSafeMethod } from '../../http/same-origin.ts';
+import type { Deps } from '../services.ts';
+import type { CallRequest, Operation } from '../types.ts';
 
 export type Authentication = {
   principal: Principal;
@@ -53,7 +53,8 @@ export async function authenticate(deps: Deps, request: CallRequest, now: number
     return { principal: { kind: 'bearer', member: lookup.member, token: lookup.token } };
   }
   if (request.sessionId) {
-    const session = await verifySession(deps.db, request.sessionId, now);
+    const pending = verifySession(deps.db, request.sessionId, now, deps.database.authCache);
+    const session = pending instanceof Promise ? await pending : pending;
     if (session) return { principal: { kind: 'session', ...session } };
     return {
       principal: ANONYMOUS,

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { counters } from '../core/rate-limit.ts';
-import type { Db } from '../storage/schema.ts';
+import { counters } from './counters.ts';
+import type { Db } from './schema.ts';
 
 /** Where the counters of short windows (a minute or less) live. Longer windows always use the database. */
 export interface WindowCounterStore {
@@ -68,6 +68,7 @@ const stderrLog: CounterStoreLog = {
  * answers again.
  */
 export class RedisWindowCounters implements WindowCounterStore {
+  private readonly prefix: string;
   readonly kind = 'redis';
   private readonly client: Redis;
   private readonly fallback = new MemoryWindowCounters();
@@ -79,9 +80,10 @@ export class RedisWindowCounters implements WindowCounterStore {
 
   constructor(
     url: string,
-    private readonly prefix: string,
+    prefix: string,
     options: { connectTimeoutMs?: number; commandTimeoutMs?: number } = {},
   ) {
+    this.prefix = prefix;
     this.client = new Redis(url, {
       enableAutoPipelining: true,
       enableOfflineQueue: false,
@@ -180,8 +182,11 @@ export class RedisWindowCounters implements WindowCounterStore {
 
 /** Several instances on PostgreSQL without Redis share their short windows through the database. */
 export class DatabaseWindowCounters implements WindowCounterStore {
+  private readonly db: Db;
   readonly kind = 'database';
-  constructor(private readonly db: Db) {}
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   hit(key: string, expiresAt: number): Promise<number> {
     return counters.hit(this.db, key, expiresAt);

@@ -1,7 +1,8 @@
-import { MS } from '../clock.ts';
-import { ApiError } from '../core/errors.ts';
-import { sha256 } from '../secrets.ts';
-import type { Executor } from '../storage/schema.ts';
+import { MS } from '../../clock.ts';
+import { ApiError, isDependencyUnavailable } from '../../core/errors.ts';
+import { idempotencyConflicts, idempotencyReplays } from '../../core/metrics.ts';
+import { sha256 } from '../../secrets.ts';
+import type { Executor } from '../../storage/schema.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * MS.hour;
 /** A claim still in flight after this long belongs to a request that died; a retry may take it over. */
@@ -90,11 +91,13 @@ export async function claimIdempotencyKey(
       });
     }
     if (row.state === 'in_flight') {
+      idempotencyConflicts.inc();
       throw new ApiError(409, 'idempotency_in_flight', 'idempotency_in_flight', {
         message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
         retryAfterSeconds: 1,
       });
     }
+    idempotencyReplays.inc();
     return {
       kind: 'replay',
       response: {
@@ -104,6 +107,7 @@ export async function claimIdempotencyKey(
       },
     };
   }
+  idempotencyConflicts.inc();
   throw new ApiError(409, 'idempotency_in_flight', 'idempotency_in_flight', {
     message: 'The Idempotency-Key is contended; retry shortly.',
     retryAfterSeconds: 1,
@@ -133,4 +137,36 @@ export async function completeIdempotencyKey(
 /** After a failure the key is released, so a retry runs the operation again. */
 export async function releaseIdempotencyKey(db: Executor, keyHash: string): Promise<void> {
   await db.deleteFrom('idempotency').where('key_hash', '=', keyHash).execute();
+}
+
+export interface FaultLog {
+  error(details: Record<string, unknown>, message: string): void;
+  warn?: (details: Record<string, unknown>, message: string) => void;
+}
+
+/**
+ * The operation's effect is committed, so its success is the answer even when recording it for
+ * replay fails because the database went away just now: the record is retried in the background
+ * (every second, for up to 5 minutes) so a retry of the same key replays it once the database is
+ * back, instead of finding an abandoned claim and running the operation a second time.
+ */
+export async function completeOrRetry(
+  db: Executor,
+  keyHash: string,
+  response: StoredResponse,
+  log: FaultLog | undefined,
+): Promise<void> {
+  try {
+    await completeIdempotencyKey(db, keyHash, response);
+  } catch (error) {
+    if (!isDependencyUnavailable(error)) throw error;
+    let attempts = 0;
+    const retry = () => {
+      completeIdempotencyKey(db, keyHash, response).catch((again) => {
+        if (++attempts < 300 && isDependencyUnavailable(again)) setTimeout(retry, 1000).unref();
+        else log?.error({ err: again }, 'idempotency record lost');
+      });
+    };
+    setTimeout(retry, 1000).unref();
+  }
 }

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { errors } from '../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 
 // Bodies are JSON and must already have the declared types; query strings are text, so integers
 // and booleans in them are converted first.

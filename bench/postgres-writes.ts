@@ -1,0 +1,126 @@
+// (d-pg): real highlight writes on PostgreSQL, two instances on one database, each loaded by its own
+// autocannon at the same time (half the connections each). Every write is acknowledged only after
+// its COMMIT; after the load the stored rows are counted against the 2xx answers, so a write the
+// service acknowledged and lost, or stored twice, shows. BENCH_POSTGRES_URL (default the local test
+// server) names a server where a fresh database can be created and is dropped afterwards.
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import {
+  CONNECTIONS,
+  cli,
+  cpuMicros,
+  type Figures,
+  mintBenchToken,
+  SECONDS,
+  startProcess,
+  WARMUP_SECONDS,
+} from './support.ts';
+
+const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface PostgresWrites {
+  instances: Figures[];
+  total: number;
+  acknowledged: number;
+  stored: number;
+}
+
+export async function postgresWrites(): Promise<PostgresWrites> {
+  const name = `ac_bench_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const env = {
+    DATABASE_URL: url.toString(),
+    SEED_DEMO: 'false',
+    LOG_LEVEL: 'warn',
+    LIMIT_TOKEN_PER_MINUTE: '100000000',
+    LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
+  };
+  try {
+    cli(['migrate'], env);
+    const { token } = mintBenchToken(env, 'pg-writes', 'events:submit_recap', false);
+    const servers = await Promise.all(
+      [0, 1].map(() => startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz')),
+    );
+    let sequence = 0;
+    const options = (serverUrl: string, duration: number): autocannon.Options => ({
+      url: `${serverUrl}/api/ingest/highlights/pending`,
+      method: 'POST',
+      connections: Math.max(1, Math.floor(CONNECTIONS / 2)),
+      duration,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      requests: [
+        {
+          setupRequest: (request) => ({
+            ...request,
+            body: JSON.stringify({
+              id: `pg-${process.pid}-${++sequence}`,
+              event_title: 'Bench night',
+              dek: 'A short recap of the night.',
+              date: '2026-07-16',
+            }),
+          }),
+        },
+      ],
+    });
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    const storedRows = async () =>
+      Number((await client.query('select count(*) as n from highlights')).rows[0].n);
+    try {
+      if (WARMUP_SECONDS > 0)
+        await Promise.all(servers.map((s) => autocannon(options(s.url, WARMUP_SECONDS))));
+      const storedBefore = await storedRows();
+      const cpuBefore = servers.map((s) => cpuMicros(s.child.pid!));
+      const results = await Promise.all(servers.map((s) => autocannon(options(s.url, SECONDS))));
+      const instances = results.map((result, i) => ({
+        name: `(d-pg) POST highlight, PostgreSQL, instance ${i + 1} of 2`,
+        requestsPerSecond: Math.round(result.requests.average),
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        non2xx: result.non2xx,
+        errors: result.errors,
+        cpuPerRequest: Math.round((cpuMicros(servers[i].child.pid!) - cpuBefore[i]) / result.requests.total),
+      }));
+      return {
+        instances,
+        total: instances.reduce((sum, row) => sum + row.requestsPerSecond, 0),
+        acknowledged: results.reduce((sum, r) => sum + r['2xx'], 0),
+        stored: (await storedRows()) - storedBefore,
+      };
+    } finally {
+      await client.end();
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+  } finally {
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+export function postgresWritesSummary(writes: PostgresWrites): string {
+  // A write still in flight when the load generator stops is stored but never counted as answered:
+  // at most one per connection. A stored count below the acknowledged one would be a lost write.
+  const inFlight = writes.stored - writes.acknowledged;
+  const verdict =
+    inFlight < 0
+      ? `LOST: ${-inFlight} acknowledged writes are not stored`
+      : inFlight <= CONNECTIONS
+        ? `every acknowledged write is stored; ${inFlight} more were in flight when the load stopped`
+        : `MISMATCH: ${inFlight} more stored than acknowledged, beyond the ${CONNECTIONS} that can be in flight`;
+  return (
+    `(d-pg) two instances on one PostgreSQL database: ${writes.total} writes/s together (target >= 3000); ` +
+    `${writes.acknowledged} acknowledged, ${writes.stored} stored: ${verdict}`
+  );
+}

@@ -1,0 +1,50 @@
+// Profiles one row: the server runs with --cpu-prof while autocannon loads it, and the functions
+// with the most self time are printed. BENCH_PROFILE_ROW=setup-check|upcoming|mcp (a bearer
+// tools/call of ic_activity_get_recent, as in bench/surfaces.ts).
+// Usage: node bench/profile-row.ts  (writes the .cpuprofile under the OS temp directory)
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { benchEnvironment, cli, load, mcpToolCall, mintBenchToken, startProcess } from './support.ts';
+
+const { dir, env: plain } = benchEnvironment('agent-commons-profile-');
+const env = { ...plain, NODE_OPTIONS: `--cpu-prof --cpu-prof-interval=100 --cpu-prof-dir=${dir}` };
+const row = process.env.BENCH_PROFILE_ROW ?? 'setup-check';
+cli(['migrate'], { ...env, NODE_OPTIONS: '' });
+const { token } = mintBenchToken(
+  { ...env, NODE_OPTIONS: '' },
+  'profile',
+  'read:public,membership:read',
+  false,
+);
+const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
+const requests: Record<
+  string,
+  { path: string; method?: 'POST'; body?: string; headers?: Record<string, string> }
+> = {
+  'setup-check': { path: '/api/agent/setup-check', headers: { authorization: `Bearer ${token}` } },
+  upcoming: { path: '/api/events/upcoming' },
+  mcp: { path: '/api/mcp', ...mcpToolCall('', 'ic_activity_get_recent', { limit: 5 }, token) },
+};
+const { path, ...request } = requests[row];
+const figures = await load(row, { ...request, url: server.url + path }, server.child.pid);
+console.log(figures);
+await server.stop();
+
+type Node = {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount: number;
+};
+const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!;
+const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: Node[] };
+const self = new Map<string, number>();
+let total = 0;
+for (const node of profile.nodes) {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const key = `${functionName || '(anon)'} ${url.replace(/^.*\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}`;
+  self.set(key, (self.get(key) ?? 0) + node.hitCount);
+  total += node.hitCount;
+}
+const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 45));
+for (const [key, hits] of top) console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${key}`);
+console.log(`profile: ${join(dir, file)}`);

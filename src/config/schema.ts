@@ -1,0 +1,181 @@
+// Every setting the service reads, declared once: its variable, where it lands in the config, what it
+// accepts, its default, whether it is secret, and what it means. src/config.ts loads it and derives the
+// Config type from it; `npm run docs` renders docs/configuration.md from it. Settings are read in the
+// order written here, so a default derived from another setting comes after that setting.
+import { EVENTS_SETTINGS } from './events.ts';
+import { CODE_HOST_SCHEMA, OIDC_SCHEMA } from './integrations.ts';
+import { LIMITS_SCHEMA } from './limits.ts';
+import { PAYMENTS_SCHEMA } from './payments.ts';
+import { PRODUCTION_SCHEMA } from './production.ts';
+import { RESEARCH_SCHEMA } from './research.ts';
+import { durationMs, flag, integer, optional, setting, text } from './settings.ts';
+
+export const CONFIG_SCHEMA = {
+  port: integer({ env: 'PORT', group: 'server', default: 3000, min: 0, description: 'Listening port.' }),
+  host: text({
+    env: 'HOST',
+    group: 'server',
+    default: '127.0.0.1',
+    description: 'Listening address; `0.0.0.0` to accept connections from other hosts.',
+  }),
+  publicUrl: setting<string, { host: string; port: number }>(
+    {
+      env: 'PUBLIC_URL',
+      group: 'server',
+      accepts: 'URL (a trailing `/` is dropped)',
+      defaultText: '`http://HOST:PORT` (`localhost` for `0.0.0.0` and `::`)',
+      description:
+        'The address agents and humans use. Every absolute URL the service prints (verify URLs, poll ' +
+        'URLs, `Location`, discovery documents) is built from it. Set it behind a proxy.',
+    },
+    (raw, { host, port }) => {
+      const publicHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+      return (raw ?? `http://${publicHost}:${port}`).replace(/\/+$/, '');
+    },
+  ),
+  logLevel: text({
+    env: 'LOG_LEVEL',
+    group: 'server',
+    default: 'info',
+    accepts: 'pino level',
+    description: 'pino level. Logs carry method and path only: never query strings, headers or bodies.',
+  }),
+  trustProxy: flag({
+    env: 'TRUST_PROXY',
+    group: 'server',
+    default: false,
+    description: 'Read the client IP from `X-Forwarded-For` (only behind a proxy you run).',
+  }),
+  defaultBodyLimit: integer({
+    env: 'BODY_LIMIT_BYTES',
+    group: 'server',
+    default: 64 * 1024,
+    min: 1024,
+    unit: 'bytes, integer',
+    description: 'Body cap of operations that declare none of their own.',
+  }),
+  checkOutputSchemas: flag({
+    env: 'CHECK_OUTPUT_SCHEMAS',
+    group: 'server',
+    default: false,
+    description:
+      "Check every answer against its operation's output schema; a mismatch is answered 500 and logged " +
+      'with the operation and field. The test suites turn it on, so a body cannot drift from what ' +
+      'OpenAPI, MCP and A2A advertise; it costs one validation per call.',
+  }),
+  seedDemo: flag({
+    env: 'SEED_DEMO',
+    group: 'server',
+    default: true,
+    description: 'Seed the demo community when the database has no members. Set `false` in production.',
+  }),
+  tiersFile: optional({
+    env: 'TIERS_FILE',
+    group: 'server',
+    accepts: 'file path',
+    description:
+      'JSON file with the tier ladder: `[{"name","adds":[scopes],"selfRequestable"}]`, lowest first. ' +
+      'Default ladder [below](#tiers-and-scopes).',
+  }),
+  databaseUrl: text({
+    env: 'DATABASE_URL',
+    group: 'storage',
+    default: 'sqlite:./data/agent.db',
+    secret: true,
+    accepts: '`sqlite:<path>` or `postgres://…` URL',
+    description: '`sqlite:<path>` for the embedded database, or `postgres://user:pass@host:port/db`.',
+  }),
+  databaseTimeouts: {
+    connectTimeoutMs: durationMs({
+      env: 'DATABASE_CONNECT_TIMEOUT_MS',
+      group: 'storage',
+      default: 3000,
+      min: 0,
+      description:
+        'PostgreSQL: how long a request waits for a connection (a new one, or a free one from the pool ' +
+        'of 10) before it is answered `503 service_unavailable`. `0`: no bound. See ' +
+        '[deployment](deployment.md#when-postgresql-or-redis-is-away).',
+    }),
+    statementTimeoutMs: durationMs({
+      env: 'DATABASE_STATEMENT_TIMEOUT_MS',
+      group: 'storage',
+      default: 15_000,
+      min: 0,
+      description:
+        'PostgreSQL: the server cancels a statement that runs longer (`statement_timeout`), and the ' +
+        'client gives up on one unanswered for a second more (a server that went silent); the request ' +
+        'is answered 503. Migrations run without it. `0`: no bound.',
+    }),
+  },
+  redisUrl: optional({
+    env: 'REDIS_URL',
+    group: 'storage',
+    secret: true,
+    accepts: 'URL',
+    description:
+      'Keep per-minute rate counters in Redis (shared by every instance). While Redis is unreachable ' +
+      'each instance counts them in its own memory; nothing fails. See [deployment](deployment.md).',
+  }),
+  redisKeyPrefix: text({
+    env: 'REDIS_KEY_PREFIX',
+    group: 'storage',
+    default: 'agent-commons',
+    description: "Namespace of this deployment's keys in a shared Redis.",
+  }),
+  openSignup: flag({
+    env: 'OPEN_SIGNUP',
+    group: 'sign-in',
+    default: true,
+    description:
+      'The first email sign-in of an unknown address creates a `public` member. `false`: only members ' +
+      'an operator created (invited) can sign in; others see the same "check your mail" page and get ' +
+      'no mail.',
+  }),
+  smtpUrl: optional({
+    env: 'SMTP_URL',
+    group: 'sign-in',
+    secret: true,
+    accepts: 'URL',
+    description:
+      'nodemailer transport URL (`smtp://user:pass@host:587`, `smtps://…`) for sign-in mail. Unset on a ' +
+      'local server (`HOST` and `PUBLIC_URL` on loopback): the mail goes to an in-memory development ' +
+      'outbox that only opens with the key printed at start (`sign-in: … /dev/outbox?key=…`). Unset on ' +
+      'a public deployment: email links are off when OIDC is set, and the server refuses to start when ' +
+      'it is not ([deployment](deployment.md)).',
+  }),
+  mailFrom: text({
+    env: 'MAIL_FROM',
+    group: 'sign-in',
+    default: 'agent-commons <no-reply@localhost>',
+    accepts: 'mail address',
+    description: 'Sender of sign-in mail.',
+  }),
+  oauthClientDocumentsFromPrivateAddresses: flag({
+    env: 'OAUTH_CLIENT_DOCUMENTS_ALLOW_PRIVATE',
+    group: 'sign-in',
+    default: false,
+    description:
+      'An MCP host whose OAuth `client_id` is the URL of its client ID metadata document may have it on ' +
+      'a loopback, private or link-local address, and over http on loopback: for development and tests. ' +
+      'Off: such a document is refused before any connection.',
+  }),
+  oidc: OIDC_SCHEMA,
+  limits: LIMITS_SCHEMA,
+  ...EVENTS_SETTINGS,
+  codeHost: CODE_HOST_SCHEMA,
+  leaderboardRefreshMinutes: integer({
+    env: 'LEADERBOARD_REFRESH_MINUTES',
+    group: 'code-host',
+    default: 60,
+    min: 0,
+    unit: 'minutes, integer',
+    description:
+      'How often `serve` recounts the week (first run 5 s after start; of several instances on one ' +
+      'database only one runs each interval); `0` turns the timer off (run `agent-commons leaderboard ' +
+      'refresh` from cron instead). The public board says `stale` once the last run is older than two ' +
+      'intervals.',
+  }),
+  research: RESEARCH_SCHEMA,
+  payments: PAYMENTS_SCHEMA,
+  ...PRODUCTION_SCHEMA,
+};

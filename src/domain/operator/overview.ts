@@ -1,0 +1,199 @@
+import { sql } from 'kysely';
+import { MS } from '../../clock.ts';
+import type { Clocked, Store } from '../ports.ts';
+
+/**
+ * What the operator landing page shows (docs/pages.md): each queue's backlog, what agents did day by
+ * day, and the tokens in use. Read straight from the tables; nothing here is kept for it.
+ */
+
+export type QueueName = 'tier_requests' | 'highlights' | 'event_requests' | 'feedback' | 'rsvps' | 'bookings';
+
+export interface Backlog {
+  queue: QueueName;
+  waiting: number;
+  /** When the oldest waiting item arrived (ms), or null when nothing waits. */
+  oldestAt: number | null;
+}
+
+function backlogQuery(deps: Store & Clocked, queue: QueueName) {
+  const db = deps.db;
+  const now = deps.clock.now();
+  const count = sql<number>`count(*)`.as('waiting');
+  switch (queue) {
+    case 'tier_requests':
+      return db
+        .selectFrom('tier_requests')
+        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
+        .where('status', '=', 'pending');
+    case 'highlights':
+      return db
+        .selectFrom('highlights')
+        .select([count, sql<number | null>`min(submitted_at)`.as('oldest')])
+        .where('status', '=', 'pending')
+        .where('expires_at', '>', now);
+    case 'event_requests':
+      return db
+        .selectFrom('event_requests')
+        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
+        .where('status', '=', 'pending');
+    case 'feedback':
+      return db
+        .selectFrom('feedback')
+        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
+        .where('status', '=', 'open');
+    case 'rsvps':
+      return db
+        .selectFrom('rsvps')
+        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
+        .where('status', '=', 'queued');
+    case 'bookings':
+      return db
+        .selectFrom('bookings')
+        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
+        .where('status', '=', 'queued');
+  }
+}
+
+export const QUEUES: QueueName[] = [
+  'tier_requests',
+  'highlights',
+  'event_requests',
+  'feedback',
+  'rsvps',
+  'bookings',
+];
+
+/** One queue's backlog (PostgreSQL answers counts as strings: read as numbers). */
+export async function backlogOf(deps: Store & Clocked, queue: QueueName): Promise<Backlog> {
+  const row = await backlogQuery(deps, queue).executeTakeFirstOrThrow();
+  return { queue, waiting: Number(row.waiting), oldestAt: row.oldest === null ? null : Number(row.oldest) };
+}
+
+export function backlogs(deps: Store & Clocked): Promise<Backlog[]> {
+  return Promise.all(QUEUES.map((queue) => backlogOf(deps, queue)));
+}
+
+export interface DayActivity {
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  surface: string;
+  requests: number;
+  refusals: number;
+}
+
+/** A literal, not a parameter: PostgreSQL must see the same expression in SELECT and GROUP BY. */
+const DAY = sql.lit(MS.day);
+
+/** The activity table's ids start with the call's time in base 36, fixed width: a range on them is a time range. */
+const idAt = (at: number) => at.toString(36).padStart(10, '0');
+
+/**
+ * Calls per UTC day and surface over the last `days` days (today included), and how many of them
+ * were refused (status 400 and above). The activity table holds the calls members' tokens and
+ * sessions made; public reads without a credential are not in it.
+ */
+export async function activityByDay(deps: Store & Clocked, days: number): Promise<DayActivity[]> {
+  const now = deps.clock.now();
+  const since = Math.floor(now / MS.day) * MS.day - (days - 1) * MS.day;
+  const rows = await deps.db
+    .selectFrom('activity')
+    .select([
+      sql<number>`at / ${DAY}`.as('day'),
+      'surface',
+      sql<number>`count(*)`.as('requests'),
+      sql<number>`sum(case when status >= 400 then 1 else 0 end)`.as('refusals'),
+    ])
+    .where('id', '>=', idAt(since))
+    .groupBy([sql`at / ${DAY}`, 'surface'])
+    .execute();
+  return rows.map((row) => ({
+    day: new Date(Math.floor(Number(row.day)) * MS.day).toISOString().slice(0, 10),
+    surface: row.surface,
+    requests: Number(row.requests),
+    refusals: Number(row.refusals),
+  }));
+}
+
+export interface OperationCount {
+  operation: string;
+  calls: number;
+  refusals: number;
+}
+
+/** The operations called most over the last `days` days, with their refusals. */
+export async function busiestOperations(
+  deps: Store & Clocked,
+  days: number,
+  limit: number,
+): Promise<OperationCount[]> {
+  const since = deps.clock.now() - days * MS.day;
+  const rows = await deps.db
+    .selectFrom('activity')
+    .select([
+      'operation',
+      sql<number>`count(*)`.as('calls'),
+      sql<number>`sum(case when status >= 400 then 1 else 0 end)`.as('refusals'),
+    ])
+    .where('id', '>=', idAt(since))
+    .groupBy('operation')
+    .orderBy(sql`count(*)`, 'desc')
+    .orderBy('operation')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    operation: row.operation,
+    calls: Number(row.calls),
+    refusals: Number(row.refusals),
+  }));
+}
+
+export interface TokenCounts {
+  live: number;
+  sandbox: number;
+  revoked: number;
+  /** Live tokens used in the last 7 days: the agents at work. */
+  activeThisWeek: number;
+  /** Members with at least one live token. */
+  members: number;
+}
+
+export async function tokenCounts(deps: Store & Clocked): Promise<TokenCounts> {
+  const weekAgo = deps.clock.now() - 7 * MS.day;
+  const row = await deps.db
+    .selectFrom('tokens')
+    .select([
+      sql<number>`sum(case when revoked_at is null and sandbox = 0 then 1 else 0 end)`.as('live'),
+      sql<number>`sum(case when revoked_at is null and sandbox <> 0 then 1 else 0 end)`.as('sandbox'),
+      sql<number>`sum(case when revoked_at is not null then 1 else 0 end)`.as('revoked'),
+      sql<number>`sum(case when revoked_at is null and last_used_at > ${weekAgo} then 1 else 0 end)`.as(
+        'active',
+      ),
+      sql<number>`count(distinct case when revoked_at is null then member_id end)`.as('members'),
+    ])
+    .executeTakeFirstOrThrow();
+  return {
+    live: Number(row.live ?? 0),
+    sandbox: Number(row.sandbox ?? 0),
+    revoked: Number(row.revoked ?? 0),
+    activeThisWeek: Number(row.active ?? 0),
+    members: Number(row.members ?? 0),
+  };
+}
+
+export interface MemberLabel {
+  name: string;
+  tier: string;
+}
+
+/** Names and tiers of the members a queue page mentions, so an operator reads people, not ids. */
+export async function memberLabels(deps: Store, ids: readonly string[]): Promise<Map<string, MemberLabel>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await deps.db
+    .selectFrom('members')
+    .select(['id', 'name', 'tier'])
+    .where('id', 'in', unique)
+    .execute();
+  return new Map(rows.map((row) => [row.id, { name: row.name, tier: row.tier }]));
+}

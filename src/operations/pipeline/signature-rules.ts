@@ -1,0 +1,95 @@
+import { type Dictionary, type InnerList, type Item, parseDictionary } from 'structured-headers';
+
+/**
+ * The strict profile's rules (reference §7), each refusal with the reason the 401 carries. The
+ * constants are the profile itself: the discovery documents describe it from them
+ * (src/surfaces/signing-profile.ts).
+ */
+
+export const SIGNATURE_LABEL = 'sig1';
+export const SIGNATURE_ALGORITHM = 'ed25519';
+/** How far `created` may be from the server's clock, either way (reference §7). */
+export const FRESHNESS_SECONDS = 60;
+export const COMPONENTS_WITHOUT_BODY = ['@method', '@authority', '@target-uri'] as const;
+export const COMPONENTS_WITH_BODY = [...COMPONENTS_WITHOUT_BODY, 'content-digest'] as const;
+const PARAMETERS = new Set(['created', 'expires', 'nonce', 'alg', 'keyid']);
+const NONCE_MAX = 256;
+
+/** A refusal with its reason; the step turns it into the 401. */
+export class Refused extends Error {}
+
+export function refuse(reason: string): never {
+  throw new Refused(reason);
+}
+
+export function joined(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+export function dictionary(value: string, name: string): Dictionary {
+  try {
+    return parseDictionary(value);
+  } catch {
+    return refuse(`${name} is not a structured-field dictionary (RFC 9651)`);
+  }
+}
+
+export function member(fields: Dictionary, name: string): Item | InnerList {
+  const value = fields.get(SIGNATURE_LABEL);
+  if (value === undefined) refuse(`${name} has no signature labelled ${SIGNATURE_LABEL}`);
+  return value;
+}
+
+export function checkParameters(
+  params: Map<string, unknown>,
+  keyId: string,
+  now: number,
+): { created: number; nonce?: string } {
+  for (const name of params.keys())
+    if (!PARAMETERS.has(name))
+      refuse(`the parameter ${name} is not part of the profile (created, expires, nonce, alg, keyid)`);
+  const alg = params.get('alg');
+  if (alg === undefined) refuse(`alg is missing (the profile requires alg="${SIGNATURE_ALGORITHM}")`);
+  if (alg !== SIGNATURE_ALGORITHM)
+    refuse(`alg ${JSON.stringify(String(alg))} is not accepted: only "${SIGNATURE_ALGORITHM}"`);
+  const keyid = params.get('keyid');
+  if (keyid === undefined) refuse('keyid is missing');
+  if (keyid !== keyId) refuse(`keyid ${JSON.stringify(String(keyid))} is not the key bound to this token`);
+  const created = params.get('created');
+  if (created === undefined) refuse('created is missing');
+  if (!Number.isInteger(created)) refuse('created must be an integer (seconds since the epoch)');
+  const age = Math.floor(now / 1000) - (created as number);
+  if (age > FRESHNESS_SECONDS)
+    refuse(`created is ${age} s in the past (at most ${FRESHNESS_SECONDS} s accepted)`);
+  if (-age > FRESHNESS_SECONDS)
+    refuse(`created is ${-age} s in the future (at most ${FRESHNESS_SECONDS} s accepted)`);
+  const expires = params.get('expires');
+  if (expires !== undefined) {
+    if (!Number.isInteger(expires)) refuse('expires must be an integer (seconds since the epoch)');
+    const late = Math.floor(now / 1000) - (expires as number);
+    if (late > 0) refuse(`the signature expired ${late} s ago`);
+  }
+  const nonce = params.get('nonce');
+  if (nonce === undefined) return { created: created as number };
+  if (typeof nonce !== 'string' || nonce === '' || nonce.length > NONCE_MAX)
+    refuse(`nonce must be a string of 1 to ${NONCE_MAX} characters`);
+  return { created: created as number, nonce };
+}
+
+export function checkComponents(items: Item[], hasBody: boolean): void {
+  const expected: readonly string[] = hasBody ? COMPONENTS_WITH_BODY : COMPONENTS_WITHOUT_BODY;
+  const seen: string[] = [];
+  for (const [name, params] of items) {
+    if (typeof name !== 'string') refuse('covered components must be strings');
+    if (params.size > 0) refuse(`the covered component "${name}" carries parameters; the profile takes none`);
+    if (seen.includes(name)) refuse(`the covered component "${name}" appears twice`);
+    if (!expected.includes(name))
+      refuse(
+        name === 'content-digest'
+          ? 'the covered component "content-digest" is covered but the request has no body'
+          : `the covered component "${name}" is not part of the profile (${expected.join(' ')})`,
+      );
+    seen.push(name);
+  }
+  for (const name of expected) if (!seen.includes(name)) refuse(`the covered component "${name}" is missing`);
+}

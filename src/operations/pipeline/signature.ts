@@ -1,0 +1,142 @@
+import { createHash, verify } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { isInnerList } from 'structured-headers';
+import { ApiError } from '../../core/errors.ts';
+import { ANONYMOUS, type TokenRef } from '../../domain/auth/principal.ts';
+import { nonceStore } from '../../storage/signature-nonces.ts';
+import type { Deps } from '../services.ts';
+import type { CallRequest, HttpMessage } from '../types.ts';
+import type { Authentication } from './authenticate.ts';
+import { contentDigestProblem, ed25519PublicKey, originOf, signatureBase } from './signature-base.ts';
+import {
+  checkComponents,
+  checkParameters,
+  dictionary,
+  FRESHNESS_SECONDS,
+  joined,
+  member,
+  Refused,
+  refuse,
+  SIGNATURE_LABEL,
+} from './signature-rules.ts';
+
+/**
+ * The signature step (reference §7, RFC 9421 strict profile), right after authentication: a bearer
+ * whose token has a bound Ed25519 key is checked against the HTTP request that carried it.
+ *
+ * - A request that carries a signature is always verified, enforcement or not: a signature that is
+ *   sent is either right or refused (so an agent can test its signing before enforcement is on).
+ * - An unsigned request passes while enforcement is off, and is refused once it is on.
+ * - A refused signature refuses the bearer, as an unknown token would be refused: an operation that
+ *   needs a bearer answers 401 `signature verification failed: <reason>`; a public one runs as
+ *   anonymous (setup-check names the reason).
+ *
+ * The profile's rules and their reasons are in signature-rules.ts; the RFC 9421 and RFC 9530
+ * mechanics (signature base, Content-Digest, keys) in signature-base.ts.
+ */
+
+/**
+ * Undefined when there is nothing to check (no bound key and no signature, the common case, answered
+ * without a promise); otherwise the authentication as it stands after the check.
+ */
+export function verifySignature(
+  deps: Deps,
+  request: CallRequest,
+  auth: Authentication,
+  now: number,
+): Promise<Authentication> | undefined {
+  if (auth.principal.kind !== 'bearer') return undefined;
+  const { token } = auth.principal;
+  const headers = request.httpHeaders ?? {};
+  const signed = headers['signature-input'] !== undefined || headers.signature !== undefined;
+  if (!signed) return token.signingEnforced ? Promise.resolve(refused(refusal(UNSIGNED))) : undefined;
+  const http = request.http;
+  if (!http)
+    return Promise.resolve(refused(refusal('the call did not come in an HTTP request that can be signed')));
+  // One verdict per HTTP request: the calls it carries (batch items) share it and its nonce.
+  if (!http.verdict) http.verdict = check(deps, token, headers, http, now);
+  const verdict = http.verdict;
+  return verdict.then((problem) => (problem ? refused(problem) : auth));
+}
+
+const UNSIGNED =
+  'this token requires signed requests (enforcement is on) and the request carries no signature';
+
+function refused(problem: ApiError): Authentication {
+  return { principal: ANONYMOUS, problem };
+}
+
+/** 401 in the spec's words: `signature verification failed: <reason>`. */
+export function refusal(reason: string): ApiError {
+  return new ApiError(401, `signature verification failed: ${reason}`, 'signature', {
+    authGate: true,
+    message:
+      'Sign the request with the key bound to this token (RFC 9421: label sig1, alg "ed25519", the key id as keyid; see docs/signed-requests.md).',
+  });
+}
+
+async function check(
+  deps: Deps,
+  token: TokenRef,
+  headers: IncomingHttpHeaders,
+  http: HttpMessage,
+  now: number,
+): Promise<ApiError | undefined> {
+  try {
+    const verified = verifyMessage(deps.config.publicUrl, token, headers, http, now);
+    if (verified.nonce !== undefined) {
+      const key = createHash('sha256').update(`${verified.keyId} ${verified.nonce}`).digest('base64url');
+      const until = (Math.max(verified.created, Math.floor(now / 1000)) + FRESHNESS_SECONDS + 1) * 1000;
+      const claimed = nonceStore(deps, now).claim(key, until, now);
+      if (!(claimed instanceof Promise ? await claimed : claimed)) refuse('nonce already used');
+    }
+    return undefined;
+  } catch (error) {
+    if (error instanceof Refused) return refusal(error.message);
+    throw error;
+  }
+}
+
+interface Verified {
+  keyId: string;
+  created: number;
+  nonce?: string;
+}
+
+/** Everything but the nonce, which is spent only once the signature is known to be good. */
+function verifyMessage(
+  publicUrl: string,
+  token: TokenRef,
+  headers: IncomingHttpHeaders,
+  http: HttpMessage,
+  now: number,
+): Verified {
+  const inputHeader = joined(headers['signature-input']);
+  const signatureHeader = joined(headers.signature);
+  if (inputHeader === undefined && signatureHeader === undefined) refuse(UNSIGNED);
+  if (inputHeader === undefined || signatureHeader === undefined)
+    refuse('Signature-Input and Signature must be sent together');
+  const key = token.signingKey;
+  if (!key) refuse('no signing key is bound to this token (it was never registered, or it was revoked)');
+  const input = member(dictionary(inputHeader, 'Signature-Input'), 'Signature-Input');
+  const signature = member(dictionary(signatureHeader, 'Signature'), 'Signature');
+  if (!isInnerList(input))
+    refuse(`Signature-Input ${SIGNATURE_LABEL} must be an inner list of covered components`);
+  if (!(signature[0] instanceof ArrayBuffer)) refuse(`Signature ${SIGNATURE_LABEL} must be a byte sequence`);
+  const params = checkParameters(input[1], key.id, now);
+  const hasBody = http.body !== undefined && http.body !== '';
+  checkComponents(input[0], hasBody);
+  if (hasBody) {
+    const problem = contentDigestProblem(joined(headers['content-digest']), http.body as string);
+    if (problem) refuse(problem);
+  }
+  const bytes = Buffer.from(signature[0]);
+  if (bytes.length !== 64) refuse('the signature is not 64 bytes long, as an Ed25519 signature is');
+  const url = `${originOf(publicUrl)}${http.target}`;
+  const base = signatureBase({ method: http.method, url, headers }, input);
+  if (!verify(null, Buffer.from(base), ed25519PublicKey(key.x), bytes))
+    refuse(
+      'the signature does not verify: the method, authority, target URI or Content-Digest differ from what was signed, or another key signed it',
+    );
+  return { keyId: key.id, ...params };
+}

@@ -1,0 +1,53 @@
+import { sql } from 'kysely';
+import { arg, prepare } from './prepared.ts';
+import type { Executor } from './schema.ts';
+
+const hitCounter = prepare((db) =>
+  db
+    .insertInto('counters')
+    .values({ key: arg(0), count: 1, expires_at: arg(1) as unknown as number })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }))
+    .returning('count'),
+);
+
+const takeCounter = prepare((db) =>
+  db
+    .insertInto('counters')
+    .values({ key: arg(0), count: 1, expires_at: arg(1) as unknown as number })
+    .onConflict((oc) =>
+      oc
+        .column('key')
+        .doUpdateSet({ count: sql`counters.count + 1` })
+        .where('counters.count', '<', arg(2) as unknown as number),
+    )
+    .returning('count'),
+);
+
+const peekCounter = prepare((db) => db.selectFrom('counters').select('count').where('key', '=', arg(0)));
+
+/**
+ * Counters live in the database so every instance shares them and a restart resets nothing.
+ * Each increment is one atomic upsert; no read-modify-write race can lose or double a hit.
+ */
+export const counters = {
+  async hit(db: Executor, key: string, expiresAt: number): Promise<number> {
+    const [row] = await hitCounter(db, key, expiresAt);
+    return Number(row.count);
+  },
+
+  /** Increments only while below the limit; undefined means the limit is reached and nothing changed. */
+  async take(db: Executor, key: string, limit: number, expiresAt: number): Promise<number | undefined> {
+    const [row] = await takeCounter(db, key, expiresAt, limit);
+    return row ? Number(row.count) : undefined;
+  },
+
+  async peek(db: Executor, key: string): Promise<number> {
+    const [row] = await peekCounter(db, key);
+    return row ? Number(row.count) : 0;
+  },
+
+  async sweep(db: Executor, now: number): Promise<number> {
+    const result = await db.deleteFrom('counters').where('expires_at', '<', now).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  },
+};

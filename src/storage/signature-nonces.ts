@@ -1,0 +1,118 @@
+import { sql } from 'kysely';
+import { arg, prepare } from './prepared.ts';
+import type { Executor } from './schema.ts';
+import { transact, type WritePort } from './transactions.ts';
+
+/** Expired rows are deleted once every this many claims (per instance), so the table stays small. */
+const SWEEP_EVERY = 1000;
+let claimsSinceSweep = 0;
+
+/** Inserts the nonce, or takes over its row once expired; returns the row only when it did. */
+const claim = prepare((db) =>
+  db
+    .insertInto('signature_nonces')
+    .values({ nonce_key: arg(0), expires_at: arg(1) as unknown as number })
+    .onConflict((oc) =>
+      oc
+        .column('nonce_key')
+        .doUpdateSet({ expires_at: sql`excluded.expires_at` })
+        .where('signature_nonces.expires_at', '<', arg(2) as unknown as number),
+    )
+    .returning('nonce_key'),
+);
+
+/**
+ * Claims a signature nonce (reference §7) for every instance at once: one atomic upsert that inserts
+ * the nonce, or takes over a row whose time is up, and reports whether it did. A nonce still live is
+ * left as it is, and the claim answers false: the nonce was used before.
+ *
+ * The row lives as long as the signature it came with could be accepted (its freshness window);
+ * after that a replay fails on `created`, so nothing is lost by forgetting the nonce.
+ */
+export async function claimNonce(
+  port: WritePort,
+  nonceKey: string,
+  expiresAt: number,
+  now: number,
+): Promise<boolean> {
+  const sweep = ++claimsSinceSweep >= SWEEP_EVERY;
+  if (sweep) claimsSinceSweep = 0;
+  return transact(port, async (trx) => {
+    if (sweep) await trx.deleteFrom('signature_nonces').where('expires_at', '<', now).execute();
+    const claimed = await claim(trx, nonceKey, expiresAt, now);
+    return claimed.length === 1;
+  });
+}
+
+/** What the signature step needs: claim a nonce once, synchronously when the store can. */
+export interface NonceStore {
+  claim(nonceKey: string, expiresAt: number, now: number): boolean | Promise<boolean>;
+}
+
+interface NoncePorts extends WritePort {
+  db: Executor;
+  database: { engine: string };
+}
+
+/**
+ * Several instances share PostgreSQL: the table is the one authority and every claim waits for it.
+ *
+ * The embedded engine is one process, the whole service: this process's memory refuses a reused
+ * nonce at once, and a new one is accepted once its row is committed, so a restart (which reads the
+ * table's live nonces first) forgets none, not even after kill -9. The commit is grouped with the
+ * other writes of the moment by the write batcher.
+ */
+class EmbeddedNonces implements NonceStore {
+  private readonly ports: NoncePorts;
+  private readonly live = new Map<string, number>();
+  private claimsSinceSweep = 0;
+  private loading: Promise<void> | undefined;
+
+  constructor(ports: NoncePorts, now: number) {
+    this.ports = ports;
+    this.loading = this.load(now);
+  }
+
+  private async load(now: number): Promise<void> {
+    const rows = await this.ports.db
+      .selectFrom('signature_nonces')
+      .select(['nonce_key', 'expires_at'])
+      .where('expires_at', '>=', now)
+      .execute();
+    for (const row of rows) this.live.set(row.nonce_key, Number(row.expires_at));
+    this.loading = undefined;
+  }
+
+  claim(nonceKey: string, expiresAt: number, now: number): boolean | Promise<boolean> {
+    if (this.loading) return this.loading.then(() => this.claim(nonceKey, expiresAt, now));
+    if (++this.claimsSinceSweep >= SWEEP_EVERY) this.sweep(now);
+    const until = this.live.get(nonceKey);
+    if (until !== undefined && until >= now) return false;
+    this.live.set(nonceKey, expiresAt);
+    // The call goes on only once the claim is committed: a nonce accepted before a crash is still
+    // refused after the restart (the write batcher groups these commits, so each is not an fsync).
+    return claimNonce(this.ports, nonceKey, expiresAt, now).catch((error) => {
+      this.live.delete(nonceKey);
+      throw error;
+    });
+  }
+
+  private sweep(now: number): void {
+    this.claimsSinceSweep = 0;
+    for (const [key, until] of this.live) if (until < now) this.live.delete(key);
+  }
+}
+
+const stores = new WeakMap<object, NonceStore>();
+
+/** The nonce store of these ports' database, made on first use. */
+export function nonceStore(ports: NoncePorts, now: number): NonceStore {
+  let store = stores.get(ports.writes);
+  if (store) return store;
+  store =
+    ports.database.engine === 'sqlite'
+      ? new EmbeddedNonces(ports, now)
+      : { claim: (key, expiresAt, at) => claimNonce(ports, key, expiresAt, at) };
+  stores.set(ports.writes, store);
+  return store;
+}

@@ -1,0 +1,92 @@
+// Liveness and readiness. /healthz: the process answers (restart it when it does not). /readyz: this
+// instance can serve now (send it traffic): the database answers, every migration this code declares
+// has run, Redis answers when one is configured, and the instance is not draining (SIGTERM).
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { errors } from '../core/errors.ts';
+import type { Deps } from '../operations/services.ts';
+import { pendingMigrations } from '../storage/migrations.ts';
+
+type CheckState = 'up' | 'down';
+
+interface Readiness {
+  ready: boolean;
+  checks: Record<string, CheckState>;
+  /** One line per check, for a person reading the answer (curl, a load balancer's health page). */
+  lines: string[];
+}
+
+const draining = new WeakSet<FastifyInstance>();
+
+/** From now on /readyz answers 503 `draining` (the load balancer stops sending new requests). */
+export function startDraining(app: FastifyInstance): void {
+  draining.add(app);
+}
+
+export function registerHealthChecks(app: FastifyInstance, deps: Deps): void {
+  app.get('/healthz', async () => ({ ok: true }));
+  deps.windowCounters.useLog?.(app.log);
+  // Once every migration has run it stays run: later answers skip that query.
+  let migrated = false;
+  app.get('/readyz', async (request, reply) => {
+    const isDraining = draining.has(app);
+    const state = await readiness(deps, isDraining, migrated);
+    migrated = state.checks.migrations === 'up';
+    reply.header('cache-control', 'no-store');
+    const failure = state.ready ? undefined : errors.unavailable();
+    if (failure) reply.code(failure.status).headers(failure.headers());
+    if (/\btext\/plain\b/.test(request.headers.accept ?? ''))
+      return reply.type('text/plain; charset=utf-8').send(`${state.lines.join('\n')}\n`);
+    const summary = { checks: state.checks, draining: isDraining, detail: state.lines };
+    return failure ? { ...failure.body(request.id), ...summary } : { ok: true, ...summary };
+  });
+}
+
+/** Runs each check within a second; a check that throws or does not answer in time is down. */
+async function within(check: () => Promise<unknown>): Promise<CheckState> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), 1000);
+  });
+  try {
+    const answered = await Promise.race([check().then((value) => value !== false), late]);
+    return answered ? 'up' : 'down';
+  } catch {
+    return 'down';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readiness(deps: Deps, isDraining: boolean, migrated: boolean): Promise<Readiness> {
+  let pending: string[] = [];
+  const [database, migrations, redis] = await Promise.all([
+    within(() => sql`select 1`.execute(deps.db)),
+    migrated
+      ? ('up' as const)
+      : within(async () => {
+          pending = await pendingMigrations(deps.db);
+          return pending.length === 0;
+        }),
+    deps.windowCounters.ready ? within(() => deps.windowCounters.ready!()) : undefined,
+  ]);
+  const checks: Record<string, CheckState> = { database, migrations };
+  const lines = [
+    database === 'up'
+      ? `database: up (${deps.database.engine})`
+      : `database: down (${deps.database.engine} did not answer within 1 s)`,
+    migrations === 'up'
+      ? 'migrations: up (all applied)'
+      : pending.length
+        ? `migrations: down (not applied: ${pending.join(', ')})`
+        : 'migrations: down (could not be read)',
+  ];
+  if (redis) {
+    checks.redis = redis;
+    lines.push(redis === 'up' ? 'redis: up' : 'redis: down (rate counters fall back to this instance)');
+  }
+  lines.push(isDraining ? 'draining: yes (SIGTERM received; finishing requests in flight)' : 'draining: no');
+  const ready = !isDraining && Object.values(checks).every((check) => check === 'up');
+  lines.unshift(ready ? 'ready' : 'not ready');
+  return { ready, checks, lines };
+}

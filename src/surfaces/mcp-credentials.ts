@@ -1,0 +1,84 @@
+import type { FastifyRequest } from 'fastify';
+import { verifyToken } from '../domain/auth/tokens.ts';
+import { bearerChallenge } from '../http/bearer-challenge.ts';
+import { authenticate } from '../operations/pipeline/authenticate.ts';
+import { verifySignature } from '../operations/pipeline/signature.ts';
+import type { Deps } from '../operations/services.ts';
+import { callRequestFrom } from './rest.ts';
+
+/** JSON-RPC's code for a refused credential, as the A2A surface uses it. */
+const UNAUTHORIZED = -32001;
+
+export interface BearerRefusal {
+  status: 401;
+  challenge: string;
+  body: string;
+}
+
+/**
+ * The MCP authorization spec (2025-06-18 and 2025-11-25, "Token Handling"): a request that presents
+ * an invalid, unknown or revoked token gets HTTP 401 with the challenge, whatever the request is, so
+ * a host learns at initialize, not at its first member tool, that it must authorize again (and a token
+ * that must sign, that its signature is missing or wrong). A request
+ * with no token is not refused here: public tools need none; a member tool then answers 401.
+ */
+export async function refusedBearer(deps: Deps, request: FastifyRequest): Promise<BearerRefusal | undefined> {
+  if (request.headers.authorization === undefined) return undefined;
+  const call = callRequestFrom(request, undefined, undefined, 'mcp', false);
+  const now = deps.clock.now();
+  let auth = await authenticate(deps, call, now);
+  // A token that must sign is refused unsigned (or badly signed) at initialize and tools/list too;
+  // the verdict is kept on the request, so the tool calls it carries do not claim the nonce again.
+  const signing = verifySignature(deps, call, auth, now);
+  if (signing) auth = await signing;
+  const { problem } = auth;
+  if (!problem) return undefined;
+  const message = problem.message;
+  return {
+    status: 401,
+    challenge: bearerChallenge(deps.config.publicUrl, 'mcp', {
+      error: 'invalid_token',
+      description: message,
+    }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      error: { code: UNAUTHORIZED, message, data: { error: problem.code, error_kind: 'unauthorized' } },
+      id: null,
+    }),
+  };
+}
+
+/** The first protocol version whose authorization spec asks for a 403 scope challenge at runtime. */
+const SCOPE_CHALLENGE_SINCE = '2025-11-25';
+
+/**
+ * How a tool call refused for a missing scope is reported. Always in-band, with HTTP 200: tool
+ * errors are results (reference §5), and a 403 would reach a host without an OAuth provider as a
+ * transport failure instead of a result it can read. From 2025-11-25 ("Scope Challenge Handling"),
+ * when re-authorizing can cure it, that is when the member's tier grants the scope, the answer also
+ * carries `WWW-Authenticate: Bearer error="insufficient_scope"` with the scopes to ask for (those the
+ * token has, plus the missing one; RFC 9110 §11.6.1 allows the header on any answer). A scope above
+ * the tier gets no challenge: no consent could grant it. Undefined: no challenge.
+ */
+export async function scopeChallengeFor(
+  deps: Deps,
+  request: FastifyRequest,
+  result: { status: number; body: unknown },
+): Promise<string | undefined> {
+  const version = request.headers['mcp-protocol-version'];
+  if (typeof version !== 'string' || version < SCOPE_CHALLENGE_SINCE) return undefined;
+  const body = (result.body ?? {}) as { error?: unknown; required_scope?: unknown; message?: unknown };
+  if (result.status !== 403 || body.error !== 'insufficient_scope' || typeof body.required_scope !== 'string')
+    return undefined;
+  const presented = /^Bearer[ ]+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+  if (!presented) return undefined;
+  const pending = verifyToken(deps.db, presented, deps.database.authCache);
+  const lookup = pending instanceof Promise ? await pending : pending;
+  if (!lookup.ok || !deps.tiers.grants(lookup.member.tier, body.required_scope)) return undefined;
+  const scopes = [...new Set([...lookup.token.scopes, body.required_scope])].join(' ');
+  return bearerChallenge(deps.config.publicUrl, 'mcp', {
+    error: 'insufficient_scope',
+    scope: scopes,
+    description: typeof body.message === 'string' ? body.message : undefined,
+  });
+}

@@ -1,0 +1,72 @@
+// What both MCP transports (src/surfaces/mcp-transport.ts, ours, and mcp-sdk-transport.ts, the
+// SDK's) answer alike: the HTTP answer's shape and the two refusals the SDK does not make itself.
+import {
+  ClientRequestSchema,
+  ErrorCode,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** Largest JSON-RPC batch accepted, as the SDK's own Streamable HTTP transport. */
+export const MAX_BATCH = 100;
+
+export interface HttpAnswer {
+  status: number;
+  /** JSON text; absent for 202 Accepted. */
+  body?: string;
+}
+
+export interface ExchangeHeaders {
+  accept?: string;
+  contentType?: string;
+  protocolVersion?: string;
+}
+
+/** One POST's exchange: its body and headers to the JSON-RPC answer (the server is connected by the caller). */
+export type ExchangeAnswerer = (
+  body: string | undefined,
+  headers: ExchangeHeaders,
+) => Promise<HttpAnswer> | HttpAnswer;
+
+export function failure(status: number, code: number, message: string): HttpAnswer {
+  return { status, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
+}
+
+/**
+ * Each request method the SDK serves, with the schema its params must meet. The SDK checks params
+ * only inside the handler, and answers a mismatch (a tools/call whose arguments are a string, an
+ * initialize without clientInfo) as an internal error (-32603): a client mistake, refused here as
+ * Invalid params (-32602) instead.
+ */
+const REQUEST_SCHEMAS = new Map<string, (typeof ClientRequestSchema.options)[number]>(
+  ClientRequestSchema.options.map((schema) => [schema.shape.method.value, schema]),
+);
+
+/** The JSON-RPC error for a request whose params its method's schema refuses; undefined when they pass. */
+export function invalidParams(message: JSONRPCMessage): JSONRPCMessage | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
+  const schema = REQUEST_SCHEMAS.get(message.method);
+  if (!schema) return undefined;
+  const checked = schema.safeParse(message);
+  if (checked.success) return undefined;
+  const issue = checked.error.issues[0];
+  const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+  return {
+    jsonrpc: '2.0',
+    id: message.id,
+    error: {
+      code: ErrorCode.InvalidParams,
+      message: `Invalid params: ${where}${issue?.message ?? 'invalid'}`,
+    },
+  };
+}
+
+/**
+ * Answers are matched to requests by id, so a batch whose requests repeat an id could never be
+ * answered apart (the SDK would send the first answer alone): refused before anything runs.
+ */
+export function repeatedIdRefusal(messages: readonly JSONRPCMessage[]): HttpAnswer | undefined {
+  const ids = messages.filter(isJSONRPCRequest).map((message) => message.id);
+  if (new Set(ids).size === ids.length) return undefined;
+  return failure(400, -32600, 'Invalid Request: Request ids in a batch must be unique');
+}

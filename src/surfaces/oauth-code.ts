@@ -1,0 +1,115 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isClientDocumentUrl } from '../domain/auth/client-metadata-documents.ts';
+import { findRegisteredClient, registerClient } from '../domain/auth/oauth-clients.ts';
+import { exchangeCode } from '../domain/auth/oauth-code-exchange.ts';
+import { rateKeyForIp } from '../http/client.ts';
+import { overPerIpLimit } from '../operations/per-ip-limit.ts';
+import type { Deps } from '../operations/services.ts';
+
+type Form = Record<string, string | undefined>;
+
+function oauthError(code: string, description: string) {
+  return { error: code, error_description: description };
+}
+
+/**
+ * Browser-based hosts (the MCP Inspector) call the metadata, registration and token endpoints from
+ * another origin. Nothing here reads a cookie, so any origin may; the consent page is not included.
+ */
+export function allowCrossOriginOAuth(app: FastifyInstance): void {
+  const open = /^\/(\.well-known\/oauth-|oauth\/(register|token)$)/;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!open.test(request.url.split('?')[0])) return done();
+    reply.header('access-control-allow-origin', '*');
+    if (request.method === 'OPTIONS') {
+      reply
+        .code(204)
+        .header('access-control-allow-methods', 'GET, POST')
+        .header('access-control-allow-headers', 'content-type, authorization, mcp-protocol-version')
+        .header('access-control-max-age', '600')
+        .send();
+      return;
+    }
+    done();
+  });
+}
+
+/** RFC 7591 dynamic registration: open, rate limited per IP; every client is public (PKCE, no secret). */
+export function registerClientRegistration(app: FastifyInstance, deps: Deps): void {
+  app.post('/oauth/register', async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('cache-control', 'no-store');
+    const limit = deps.config.limits.oauthRegistrationsPerMinute;
+    if (await overPerIpLimit(deps, 'oauth_register_ip', limit, rateKeyForIp(request.ip))) {
+      reply.code(429).header('retry-after', '60');
+      return oauthError('slow_down', `At most ${limit} registrations a minute from one address.`);
+    }
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) {
+      reply.code(400);
+      return oauthError('invalid_client_metadata', 'The body is a JSON object of client metadata.');
+    }
+    const grantTypes = Array.isArray(body.grant_types) ? body.grant_types : ['authorization_code'];
+    if (!grantTypes.includes('authorization_code')) {
+      reply.code(400);
+      return oauthError('invalid_client_metadata', 'Only the authorization_code grant is registered here.');
+    }
+    const result = await registerClient(deps, {
+      clientName: typeof body.client_name === 'string' ? body.client_name : undefined,
+      redirectUris: body.redirect_uris as string[],
+    });
+    if (!result.ok) {
+      reply.code(400);
+      return oauthError(result.error, result.description);
+    }
+    const { client } = result;
+    reply.code(201);
+    // RFC 7591 §3.2.1: the metadata as registered, with what the server chose in place of what it refused.
+    return {
+      client_id: client.client_id,
+      client_id_issued_at: Math.floor(Number(client.created_at) / 1000),
+      client_name: client.client_name ?? undefined,
+      redirect_uris: JSON.parse(client.redirect_uris),
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: typeof body.scope === 'string' ? body.scope : undefined,
+    };
+  });
+}
+
+/** The token endpoint's authorization_code grant (OAuth 2.1 §4.1.3), in RFC 6749's wire format. */
+export async function answerCodeGrant(deps: Deps, request: FastifyRequest, reply: FastifyReply, form: Form) {
+  const limit = deps.config.limits.oauthCodeExchangesPerMinute;
+  if (await overPerIpLimit(deps, 'oauth_code_ip', limit, rateKeyForIp(request.ip))) {
+    reply.code(429).header('retry-after', '60');
+    return oauthError('slow_down', 'Too many code exchanges from this address; wait a minute.');
+  }
+  const clientId = form.client_id ?? '';
+  const documents = { allowPrivate: deps.config.oauthClientDocumentsFromPrivateAddresses };
+  // A metadata-document client was checked at the authorization endpoint; the code is bound to its id.
+  const known = isClientDocumentUrl(clientId, documents) || (await findRegisteredClient(deps, clientId));
+  if (!clientId || !known) {
+    reply.code(401);
+    return oauthError('invalid_client', 'client_id names no registered client.');
+  }
+  const outcome = await exchangeCode(deps, {
+    code: form.code ?? '',
+    clientId,
+    redirectUri: form.redirect_uri ?? '',
+    codeVerifier: form.code_verifier ?? '',
+  });
+  if (!outcome.ok) {
+    reply.code(400);
+    const description = {
+      unknown: 'The code is not valid.',
+      replayed: 'The code was already used; the token it became is revoked.',
+      expired: 'The code has expired; authorize again.',
+      wrong_client: 'The code was issued to another client.',
+      wrong_redirect: 'redirect_uri differs from the one the code was issued for.',
+      wrong_verifier: 'code_verifier does not match the code_challenge (PKCE S256).',
+      no_verifier: 'code_verifier is required (PKCE).',
+    }[outcome.why];
+    return oauthError(outcome.error, description);
+  }
+  return { access_token: outcome.token, token_type: 'Bearer', scope: outcome.scopes.join(' ') };
+}

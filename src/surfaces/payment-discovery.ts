@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError, toApiError, UNAVAILABLE_RETRY_SECONDS } from '../core/errors.ts';
+import { FacilitatorUnusable } from '../domain/payments/facilitator.ts';
+import { payableResources } from '../domain/payments/x402.ts';
+import type { Deps } from '../operations/services.ts';
+
+/**
+ * `GET /discovery/resources` (reference §9): the payable resources in x402's discovery shape, for
+ * agents and catalogs that look for x402 services. Empty while payments are not configured.
+ */
+export function registerPaymentDiscovery(app: FastifyInstance, deps: Deps): void {
+  app.get('/discovery/resources', async (request, reply) => {
+    try {
+      const items = await payableResources(deps.config.payments, deps.config.publicUrl, deps.clock.now());
+      return { x402Version: 2, items, pagination: { limit: items.length, offset: 0, total: items.length } };
+    } catch (error) {
+      const apiError =
+        error instanceof FacilitatorUnusable
+          ? new ApiError(503, 'facilitator_unavailable', 'unavailable', {
+              message: 'The payment facilitator cannot be reached; the requirements cannot be listed now.',
+              retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+            })
+          : toApiError(error);
+      if (apiError.status >= 500 && !(error instanceof FacilitatorUnusable))
+        request.log.error({ err: error }, 'discovery failed');
+      return reply.code(apiError.status).headers(apiError.headers()).send(apiError.body(request.id));
+    }
+  });
+}

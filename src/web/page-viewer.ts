@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../operations/services.ts';
+import { html, VIEWER_SLOT } from './html.ts';
+import { signedIn } from './respond.ts';
+
+/** Whether a tier may use the operator console: it grants at least one operator scope. */
+export function isOperatorTier(deps: Deps, tier: string): boolean {
+  return deps.tiers.scopesOf(tier).some((scope) => scope.startsWith('admin:'));
+}
+
+/**
+ * Every page's header says who is signed in, and shows operators the way to their console. Pages are
+ * rendered without the session (most do not need it), so one onSend hook fills the header's slot
+ * for every text/html answer that has one: error and 404 pages too. A page that already looked the
+ * session up (signedIn) does not pay for a second lookup; an answer that is not a page costs nothing.
+ */
+export function showViewerInHeader(app: FastifyInstance, deps: Deps): void {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const type = reply.getHeader('content-type');
+    if (typeof payload !== 'string' || typeof type !== 'string' || !type.startsWith('text/html'))
+      return done(null, payload);
+    const at = payload.indexOf(VIEWER_SLOT);
+    if (at === -1) return done(null, payload);
+    signedIn(deps, request).then(
+      (session) => {
+        if (!session) {
+          // Signing in from a page comes back to it (not from the sign-in pages, nor the dev outbox,
+          // whose key must not ride along in a mailed link).
+          const stay = request.method !== 'GET' || /^\/(signin|dev)\b/.test(request.url);
+          if (stay) return done(null, payload);
+          const back = html`<span class="viewer" data-viewer><a href="/signin?next=${encodeURIComponent(request.url)}">Sign in</a></span>`;
+          return done(null, payload.slice(0, at) + back.value + payload.slice(at + VIEWER_SLOT.length));
+        }
+        const { member } = session;
+        const viewer = html`<span class="viewer" data-viewer>Signed in as <strong>${member.name}</strong> (${member.tier})${
+          isOperatorTier(deps, member.tier) ? html` · <a href="/operator">Operator console</a>` : ''
+        } · <a href="/signin">Account</a></span>`;
+        done(null, payload.slice(0, at) + viewer.value + payload.slice(at + VIEWER_SLOT.length));
+      },
+      () => done(null, payload),
+    );
+  });
+}

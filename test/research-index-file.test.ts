@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../src/config.ts';
+import { openCorpusIndex } from '../src/domain/research/corpus-index.ts';
+import { retrieve } from '../src/domain/research/search.ts';
+import { startTestApp, type TestApp } from './support/app.ts';
+import { engines } from './support/databases.ts';
+import { add, SMALL_CORPUS, tempDir, writeFile } from './support/research-corpus.ts';
+
+for (const engine of engines) {
+  describe(`research index kept between starts (${engine.name})`, { skip: engine.skip }, () => {
+    let t: TestApp;
+    const files = tempDir();
+    const indexDir = tempDir();
+    const indexFile = join(indexDir, 'research-index');
+    before(async () => {
+      // RESEARCH_INDEX_DIR, as a deployment sets it.
+      const research = loadConfig({ RESEARCH_INDEX_DIR: indexDir }).research;
+      t = await startTestApp({ engine: engine.name, config: { research } });
+      for (const doc of SMALL_CORPUS)
+        await add(t.deps, writeFile(files, doc.name, doc.text), { source: doc.source });
+    });
+    after(async () => t?.close());
+
+    /** A fresh instance's index (as at a restart): what it answers and where its index came from. */
+    async function freshInstance(question = 'lighthouse lens') {
+      const corpus = openCorpusIndex(t.deps.database, { dir: indexDir });
+      try {
+        const { index, db } = await corpus.searcher();
+        const answer = retrieve(index, db, question, 10, ['paper', 'book']).map((p) => ({
+          id: p.result.id,
+          score: p.result.score,
+        }));
+        return { answer, from: corpus.state()?.from };
+      } finally {
+        corpus.close();
+      }
+    }
+
+    test('the first start builds and stores the index; the next reads it back and answers alike', async () => {
+      const built = await freshInstance();
+      assert.equal(built.from, 'passages');
+      assert.ok(built.answer.length > 0);
+      assert.ok(statSync(indexFile).size > 0, 'the index file was written');
+      const read = await freshInstance();
+      assert.equal(read.from, 'file');
+      assert.deepEqual(read.answer, built.answer);
+      // The server's own instance answers the same over the wire.
+      const token = await t.token(await t.member('resident'), ['research:query']);
+      const wire = await t.call('POST', '/api/research/ask', {
+        token,
+        body: { q: 'lighthouse lens', sources: ['paper', 'book'] },
+      });
+      assert.equal(wire.status, 200);
+      assert.deepEqual(
+        wire.body.results.map((r: { id: string; score: number }) => ({ id: r.id, score: r.score })),
+        built.answer,
+      );
+    });
+
+    test('a corpus change makes the stored index stale: the next start rebuilds and sees it', async () => {
+      await freshInstance();
+      const doc = writeFile(files, 'herons.md', '# Herons\n\nA heron stands still in shallow water.\n');
+      await add(t.deps, doc, { source: 'paper' });
+      const after = await freshInstance('heron');
+      assert.equal(after.from, 'passages');
+      assert.equal(after.answer.length, 1);
+      assert.equal((await freshInstance('heron')).from, 'file', 'and stores the new one');
+    });
+
+    test('a passage written behind the service’s back (no generation bump) is not missed', async () => {
+      await freshInstance();
+      const stored = await t.deps.db
+        .selectFrom('corpus_passages')
+        .selectAll()
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
+      await t.deps.db
+        .insertInto('corpus_passages')
+        .values({
+          document_id: stored.document_id,
+          position: Number(stored.position) + 1000,
+          source: stored.source,
+          title: 'Narwhals',
+          section: 'Tusks',
+          body: 'The narwhal tusk is a tooth.',
+        } as never)
+        .execute();
+      if (engine.name === 'postgres') {
+        // The PostgreSQL copy is kept by document revision: a hand edit needs the documented reindex.
+        await t.deps.db
+          .updateTable('corpus_documents')
+          .set({ revision: 999 } as never)
+          .execute();
+      }
+      const after = await freshInstance('narwhal');
+      assert.equal(after.from, 'passages');
+      assert.equal(after.answer.length, 1);
+      await t.deps.db.deleteFrom('corpus_passages').where('title', '=', 'Narwhals').execute();
+    });
+
+    test('a damaged or truncated file is rebuilt from the passages, never trusted', async () => {
+      const good = await freshInstance();
+      assert.equal((await freshInstance()).from, 'file');
+      const bytes = readFileSync(indexFile);
+      bytes[bytes.length - 3] ^= 0xff;
+      writeFileSync(indexFile, bytes);
+      const damaged = await freshInstance();
+      assert.equal(damaged.from, 'passages');
+      assert.deepEqual(damaged.answer, good.answer);
+      writeFileSync(indexFile, bytes.subarray(0, Math.floor(bytes.length / 2)));
+      const truncated = await freshInstance();
+      assert.equal(truncated.from, 'passages');
+      assert.deepEqual(truncated.answer, good.answer);
+      writeFileSync(indexFile, 'not an index');
+      assert.equal((await freshInstance()).from, 'passages');
+      assert.equal((await freshInstance()).from, 'file', 'each rebuild stores a good file again');
+    });
+  });
+}
+
+describe('research index file beside the embedded database', () => {
+  test('with no directory set, the index is kept as <database file>.research-index', async () => {
+    const t = await startTestApp({ engine: 'sqlite' });
+    try {
+      const files = tempDir();
+      await add(t.deps, writeFile(files, 'kelp.md', '# Kelp\n\nGiant kelp grows fast.\n'), {
+        source: 'paper',
+      });
+      const token = await t.token(await t.member('resident'), ['research:query']);
+      const asked = await t.call('POST', '/api/research/ask', { token, body: { q: 'kelp' } });
+      assert.equal(asked.status, 200);
+      assert.equal(asked.body.results[0].title, 'Kelp');
+      const location = t.deps.database.location;
+      assert.ok(existsSync(`${location}.research-index`));
+      assert.equal(t.deps.corpus.state()?.from, 'passages');
+      await t.restart();
+      const again = await t.call('POST', '/api/research/ask', { token, body: { q: 'kelp' } });
+      assert.deepEqual(again.body.results, asked.body.results);
+      assert.equal(t.deps.corpus.state()?.from, 'file');
+    } finally {
+      await t.close();
+    }
+  });
+});
