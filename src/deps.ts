@@ -33,7 +33,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     ? new RedisWindowCounters(config.redisUrl, config.redisKeyPrefix)
     : database.engine === 'sqlite'
       ? new MemoryWindowCounters()
-      : new DatabaseWindowCounters(database.db);
+      : new DatabaseWindowCounters(database.db, database.engine);
   const corpus = openCorpusIndex(database, { dir: config.research.indexDir });
   const deps: Deps = {
     config,

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import { parseList, serializeList } from 'structured-headers';
 import { MS } from '../src/clock.ts';
 import { outcomeFor, type RatePolicy, rateLimitHeaders } from '../src/core/rate-limit.ts';
+import { counters } from '../src/storage/counters.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
 import {
@@ -84,11 +86,29 @@ describe('window counter stores', () => {
       const database = openDatabase(target.url);
       try {
         await migrateToLatest(database.db);
-        const store = new DatabaseWindowCounters(database.db);
+        const store = new DatabaseWindowCounters(database.db, database.engine);
         await contract(store);
         const rows = await database.db.selectFrom('counters').select(['key', 'count']).execute();
         assert.equal(rows.length, 2);
         assert.equal(Math.max(...rows.map((r) => Number(r.count))), 200);
+        if (engine.name === 'postgres') {
+          // The lazy commit is the hit's own: no pooled connection keeps it for the next statement,
+          // and a transaction (a user's write) is refused rather than made lazy.
+          const settings = await Promise.all(
+            Array.from({ length: 20 }, () =>
+              sql<{ value: string }>`select current_setting('synchronous_commit') as value`.execute(
+                database.db,
+              ),
+            ),
+          );
+          assert.deepEqual(new Set(settings.map((r) => r.rows[0].value)), new Set(['on']));
+          await assert.rejects(
+            database.db
+              .transaction()
+              .execute((trx) => counters.hitCommittedLazily(trx, 'in-a-transaction', Date.now() + 60_000)),
+            /never inside one/,
+          );
+        }
       } finally {
         await database.close();
         await target.drop();

@@ -180,16 +180,30 @@ export class RedisWindowCounters implements WindowCounterStore {
   }
 }
 
-/** Several instances on PostgreSQL without Redis share their short windows through the database. */
+/**
+ * Several instances on PostgreSQL without Redis share their short windows through the database.
+ *
+ * Each hit is its own statement on a pool connection, committed asynchronously
+ * (`synchronous_commit = off` for that one transaction): every request of one token upserts the
+ * same row, and a synchronous commit would hold the row lock through the WAL flush, so one token's
+ * requests would queue behind each other's disk syncs. A crash of the database server may forget
+ * the hits of its last fraction of a second (as a restarted Redis forgets its windows), never a
+ * user's write: those commit synchronously, and a daily quota is spent inside its write's transaction.
+ */
 export class DatabaseWindowCounters implements WindowCounterStore {
   private readonly db: Db;
+  private readonly engine: 'sqlite' | 'postgres';
   readonly kind = 'database';
-  constructor(db: Db) {
+  constructor(db: Db, engine: 'sqlite' | 'postgres') {
     this.db = db;
+    this.engine = engine;
   }
 
   hit(key: string, expiresAt: number): Promise<number> {
-    return counters.hit(this.db, key, expiresAt);
+    // The embedded engine has no asynchronous commit (and serves one process: memory counters).
+    return this.engine === 'postgres'
+      ? counters.hitCommittedLazily(this.db, key, expiresAt)
+      : counters.hit(this.db, key, expiresAt);
   }
 
   async close(): Promise<void> {}

@@ -84,13 +84,6 @@ export async function submitHighlight(
       const rate = await peekQuota(trx, policy, submission.tokenId, now);
       return { id: submission.story.id, expiresAt, refreshed: true, rate };
     }
-    const rate = await takeQuota(
-      trx,
-      policy,
-      submission.tokenId,
-      now,
-      'Resubmitting a pending id is free. Back off to the next UTC day.',
-    );
     const row: HighlightsTable = {
       id: submission.story.id,
       member_id: submission.memberId,
@@ -109,6 +102,16 @@ export async function submitHighlight(
     } else {
       await insertStory(trx, row.id, row.member_id, row.token_id, row.story, now, expiresAt);
     }
+    // Spent last: the quota row is the one every write of this token updates, and its lock is held
+    // until the commit, so taking it last keeps one token's writes queued for the least time. A
+    // spent quota throws, and the story written above rolls back with it.
+    const rate = await takeQuota(
+      trx,
+      policy,
+      submission.tokenId,
+      now,
+      'Resubmitting a pending id is free. Back off to the next UTC day.',
+    );
     return { id: row.id, expiresAt, refreshed: false, rate };
   });
 }
