@@ -6,7 +6,8 @@ import { loadConfig } from '../src/config.ts';
 import { openCorpusIndex } from '../src/domain/research/corpus-index.ts';
 import { retrieve } from '../src/domain/research/search.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
-import { engines } from './support/databases.ts';
+import { engines, freshDatabase } from './support/databases.ts';
+import { runCli } from './support/processes.ts';
 import { add, SMALL_CORPUS, tempDir, writeFile } from './support/research-corpus.ts';
 
 for (const engine of engines) {
@@ -144,4 +145,29 @@ describe('research index file beside the embedded database', () => {
       await t.close();
     }
   });
+});
+
+test('a RESEARCH_INDEX_DIR the process cannot write to stops `serve` with a sentence naming it', async () => {
+  const database = await freshDatabase('sqlite');
+  try {
+    // Under a regular file: no user, root included, can make a directory there.
+    const blocker = join(tempDir(), 'a-file');
+    writeFileSync(blocker, 'not a directory');
+    const dir = join(blocker, 'index');
+    const run = await runCli(database.url, ['serve', '--no-seed'], {
+      env: { PORT: '0', RESEARCH_INDEX_DIR: dir },
+      timeoutMs: 30_000,
+    });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `cannot start: RESEARCH_INDEX_DIR ${dir} is not a directory this process can write to \\(ENOTDIR\\)`,
+      ),
+    );
+    assert.doesNotMatch(run.stderr, /at .*\.ts:\d+/, 'a sentence, not a stack trace');
+    assert.equal(run.stdout.includes('listening'), false);
+  } finally {
+    await database.drop();
+  }
 });

@@ -1,7 +1,8 @@
 import { buildApp } from '../app.ts';
 import { type Config, loadConfig } from '../config.ts';
+import { StartRefused } from '../core/errors.ts';
 import { createDeps } from '../deps.ts';
-import { describeSignIn, SignInUndeliverable } from '../domain/auth/sign-in-mail.ts';
+import { describeSignIn } from '../domain/auth/sign-in-mail.ts';
 import { seedNewDatabase } from '../domain/demo/seed.ts';
 import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
 import { describePayments } from '../domain/payments/describe.ts';
@@ -24,7 +25,7 @@ function describeMetrics(config: Config, portUrl: string | undefined): string {
 export async function serve(options: { seed: boolean }): Promise<void> {
   const config = loadConfig(process.env, options.seed ? {} : { seedDemo: false });
   const deps = await createDeps(config).catch((error: unknown) => {
-    if (!(error instanceof SignInUndeliverable)) throw error;
+    if (!(error instanceof StartRefused)) throw error;
     process.stderr.write(`agent-commons cannot start: ${error.message}\n`);
     process.exit(1);
   });

@@ -43,6 +43,9 @@ export interface ErrorOptions {
 }
 
 /** Every failure an operation reports travels as an ApiError and is rendered once per surface. */
+/** A setting the process cannot work with: `serve` prints the message (a sentence) and exits 1. */
+export class StartRefused extends Error {}
+
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;

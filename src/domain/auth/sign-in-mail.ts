@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { type Config, isLoopback } from '../../config.ts';
+import { StartRefused } from '../../core/errors.ts';
 
 export interface OutboxMessage {
   to: string;
@@ -26,7 +27,7 @@ export interface Mailer {
   outbox?: { messages: OutboxMessage[]; key: string; opens(key: unknown): boolean };
 }
 
-export class SignInUndeliverable extends Error {}
+export class SignInUndeliverable extends StartRefused {}
 
 const OUTBOX_SIZE = 50;
 /** Served and addressed on this machine only: nobody else can reach the server or its links. */

@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { StartRefused } from '../../core/errors.ts';
 import { SQLITE_PASSAGES_TABLE } from '../../storage/corpus-passages.ts';
 import type { Database } from '../../storage/database.ts';
 import { type IndexStamp, readIndexFile, writeIndexFile } from './index-file.ts';
@@ -79,6 +80,19 @@ export interface CorpusIndexOptions {
 /** The index file's name, in RESEARCH_INDEX_DIR or beside the embedded database (`<file>.research-index`). */
 const INDEX_FILE = 'research-index';
 
+/** RESEARCH_INDEX_DIR made if missing and checked writable now, rather than at the first build. */
+function usableDirectory(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw new StartRefused(
+      `RESEARCH_INDEX_DIR ${dir} is not a directory this process can write to ` +
+        `(${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Point it at one, or unset it.`,
+    );
+  }
+}
+
 /**
  * Each instance keeps the research index in memory and rebuilds it whenever the corpus generation
  * moved (one indexed read per search tells). The embedded engine reads its own tables; on PostgreSQL
@@ -86,7 +100,7 @@ const INDEX_FILE = 'research-index';
  * index file, and the next start reads it back when it was built from the same corpus.
  */
 export function openCorpusIndex(database: Database, options: CorpusIndexOptions = {}): CorpusIndex {
-  if (options.dir) mkdirSync(options.dir, { recursive: true });
+  if (options.dir) usableDirectory(options.dir);
   const store: PassageStore = database.sqlite
     ? new EmbeddedPassages(database.sqlite)
     : new PostgresCorpusCopy(database, options.dir);
