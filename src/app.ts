@@ -125,8 +125,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerAssets(app);
 
   registerRestOperations(app, deps, operations);
+  const mcp = registerMcpSurface(app, deps, operations);
   if (options.directReads !== false) {
-    const reads = directReads(deps, operations, app.log, deps.config.trustProxy);
+    const reads = directReads(deps, operations, app.log, deps.config.trustProxy, mcp);
     // Once closing starts, Fastify answers (503 to new requests) as it would without direct reads.
     app.addHook('preClose', (done) => {
       reads.stop();
@@ -135,7 +136,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     direct = reads;
     directReadsByApp.set(app, reads);
   }
-  registerMcpSurface(app, deps, operations);
   registerRestFallbacks(app, deps);
   allowCrossOriginOAuth(app);
   registerOAuthDeviceFacade(app, deps);

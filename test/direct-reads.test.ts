@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { directReadsOf } from '../src/app.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { acceptsGzip } from '../src/http/serialized-answers.ts';
@@ -284,4 +285,128 @@ test('Accept-Encoding: gzip is taken when named or covered by *, with a weight a
     ['*, gzip;q=0', false],
   ];
   for (const [header, expected] of cases) assert.equal(acceptsGzip(header), expected, String(header));
+});
+
+describe('MCP POSTs answered before Fastify match the Fastify route byte for byte', () => {
+  let database: TestDatabase;
+  let direct: TestApp;
+  let routed: TestApp;
+  let token: string;
+  let narrowToken: string;
+  before(async () => {
+    database = await freshDatabase('sqlite');
+    const options = { database, config: { trustProxy: true } };
+    direct = await startTestApp(options);
+    routed = await startTestApp({ ...options, directReads: false });
+    await cacheEvent(direct, 'mcp-direct');
+    const member = await direct.member('core', 'Ada Exchange');
+    token = await direct.token(member, ['read:public', 'membership:read']);
+    // events:rsvp is within the tier but not granted: a scope challenge on 2025-11-25.
+    narrowToken = await direct.token(member, ['read:public']);
+  });
+  after(async () => {
+    await direct?.close();
+    await routed?.close();
+    await database?.drop();
+  });
+
+  const call = (id: number | string, method: string, params?: Record<string, unknown>) =>
+    ({ jsonrpc: '2.0', id, method, ...(params && { params }) }) as const;
+  const tool = (id: number, name: string, args: Record<string, unknown> = {}) =>
+    call(id, 'tools/call', { name, arguments: args });
+  const initialize = call(1, 'initialize', {
+    protocolVersion: LATEST_PROTOCOL_VERSION,
+    capabilities: {},
+    clientInfo: { name: 'door-check', version: '1' },
+  });
+  const accept = 'application/json, text/event-stream';
+  const json = { accept, 'content-type': 'application/json' };
+
+  test('the same exchanges, in the same order, get the same status, headers and body', async () => {
+    const bearer = { ...json, authorization: `Bearer ${token}` };
+    const latest = { ...json, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+    const cases: [Record<string, string>, string][] = [
+      [json, JSON.stringify(initialize)],
+      [latest, JSON.stringify(call(2, 'tools/list'))],
+      [latest, JSON.stringify(call(3, 'ping'))],
+      [latest, JSON.stringify(tool(4, 'ic_events_list_upcoming', { limit: 1 }))],
+      [{ ...latest, ...bearer }, JSON.stringify(tool(5, 'ic_get_my_membership'))],
+      [{ ...latest, ...bearer }, JSON.stringify(tool(6, 'ic_activity_get_recent', { limit: 2 }))],
+      [latest, JSON.stringify(tool(7, 'ic_get_my_membership'))],
+      [{ ...latest, authorization: `Bearer ${narrowToken}` }, JSON.stringify(tool(8, 'ic_events_rsvp', {}))],
+      [{ ...latest, authorization: 'Bearer agt_not_a_real_token' }, JSON.stringify(call(9, 'tools/list'))],
+      [latest, JSON.stringify(tool(10, 'no_such_tool'))],
+      [latest, JSON.stringify(tool(11, 'ic_events_list_upcoming', { limit: 'many' }))],
+      [latest, JSON.stringify([call(12, 'ping'), tool(13, 'ic_events_list_upcoming', { limit: 1 })])],
+      [latest, JSON.stringify([call(14, 'ping'), call(14, 'ping')])],
+      [latest, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })],
+      [latest, '{"jsonrpc":"2.0","id":15,'],
+      [latest, '{"not":"json-rpc"}'],
+      [latest, '\u00e9t\u00e9 \uffff'],
+      [{ ...latest, accept: 'application/json' }, JSON.stringify(call(16, 'ping'))],
+      [{ ...latest, 'content-type': 'text/plain' }, JSON.stringify(call(17, 'ping'))],
+      [{ ...latest, origin: 'https://elsewhere.example' }, JSON.stringify(call(18, 'ping'))],
+      [{ ...json, 'mcp-protocol-version': '1999-01-01' }, JSON.stringify(call(19, 'ping'))],
+    ];
+    const before = directReadsOf(direct.app)?.answered ?? 0;
+    for (const [index, [headers, body]] of cases.entries()) {
+      // Each case from an address of its own: both servers count the same calls per address.
+      const sent = { ...headers, 'x-request-id': `mcp-${index}`, 'x-forwarded-for': `192.0.2.${index + 1}` };
+      const viaDirect = await send(direct.baseUrl, 'POST', '/api/mcp', sent, body);
+      const viaFastify = await send(routed.baseUrl, 'POST', '/api/mcp', sent, body);
+      assert.deepEqual(comparable(viaDirect, direct.baseUrl), comparable(viaFastify, routed.baseUrl), body);
+    }
+    assert.equal((directReadsOf(direct.app)?.answered ?? 0) - before, cases.length);
+    // The cases reach what they are about: a result, a tool's own answer, each refusal.
+    const answers: Wire[] = [];
+    for (const [index, [headers, body]] of cases.entries()) {
+      const sent = { ...headers, 'x-forwarded-for': `198.51.100.${index + 1}` };
+      answers.push(await send(direct.baseUrl, 'POST', '/api/mcp', sent, body));
+    }
+    const statuses = answers.map((answer) => answer.status);
+    assert.match(String(answers[7].headers['www-authenticate']), /error="insufficient_scope".*events:rsvp/);
+    assert.match(String(answers[8].headers['www-authenticate']), /error="invalid_token"/);
+    assert.equal(JSON.parse(answers[5].text).result.structuredContent.ok, true);
+    assert.equal(answers[13].text, '');
+    assert.equal(answers[0].headers['access-control-expose-headers']?.includes('Mcp-Session-Id'), true);
+    assert.deepEqual(
+      statuses,
+      [
+        200, 200, 200, 200, 200, 200, 401, 200, 401, 200, 200, 200, 400, 202, 400, 400, 400, 406, 415, 403,
+        400,
+      ],
+    );
+  });
+
+  test('what it cannot read as Fastify would goes to Fastify', async () => {
+    const reads = directReadsOf(direct.app);
+    const before = reads?.answered ?? 0;
+    const ping = JSON.stringify(call(1, 'ping'));
+    const huge = JSON.stringify(tool(2, 'ic_events_list_upcoming', { padding: 'x'.repeat(2_000_000) }));
+    const cases: [string, string, Record<string, string>, string?][] = [
+      ['POST', '/api/mcp?x=1', json, ping],
+      ['POST', '/api/mcp/', json, ping],
+      ['POST', '/api/mcp', { accept }, ping],
+      ['POST', '/api/mcp', { ...json, 'transfer-encoding': 'chunked' }, ping],
+      ['POST', '/api/mcp', json, huge],
+      ['POST', '/api/mcp', json, ''],
+      ['GET', '/api/mcp', json],
+      ['DELETE', '/api/mcp', json],
+    ];
+    for (const [index, [method, path, headers, body]] of cases.entries()) {
+      const sent = {
+        ...headers,
+        'x-request-id': `fall-${index}`,
+        'x-forwarded-for': `203.0.113.${index + 1}`,
+      };
+      const viaDirect = await send(direct.baseUrl, method, path, sent, body);
+      const viaFastify = await send(routed.baseUrl, method, path, sent, body);
+      assert.deepEqual(
+        comparable(viaDirect, direct.baseUrl),
+        comparable(viaFastify, routed.baseUrl),
+        `${method} ${path} ${Object.keys(headers)}`,
+      );
+    }
+    assert.equal(reads?.answered, before);
+  });
 });

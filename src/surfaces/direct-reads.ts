@@ -7,6 +7,7 @@ import { type CallResult, logUnavailable, renderError } from '../operations/pipe
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
+import type { McpEndpoint, McpHttpAnswer } from './mcp.ts';
 import { callRequestFrom, deprecationHeaders, header, JSON_TYPE, restAnswer } from './rest.ts';
 
 interface Logger {
@@ -31,19 +32,26 @@ export interface DirectReads {
 }
 
 /**
- * The REST GET operations answered straight from node:http, before Fastify routes them: the same
+ * The REST GET operations, and POSTs to the MCP endpoint, answered straight from node:http, before
+ * Fastify routes them: the same
  * pipeline (`runOperation`), the same request id, client address, query parsing (fast-querystring,
  * as Fastify's router) and the same status, headers and body as the Fastify route. It exists for
  * speed: on a cached public read (the upcoming list, an event lookup) Fastify's per-request request
  * and reply objects, hooks and child logger cost more than the read itself (docs/benchmarks.md).
  * Anything it is not sure to answer as Fastify would (another method, a request body, a path that
  * is not byte for byte an operation's, a fragment, a server that is closing) goes to Fastify.
+ *
+ * An MCP POST runs the endpoint's own exchange (McpEndpoint, the function the Fastify route calls)
+ * on the body read here. Only a plain one comes this way: a Content-Type, a Content-Length between
+ * 1 and the endpoint's body limit, no Transfer-Encoding; any other goes to Fastify, which refuses or
+ * parses it as it always has.
  */
 export function directReads(
   deps: Deps,
   operations: readonly Operation[],
   log: Logger,
   trustProxy: boolean,
+  mcp?: McpEndpoint,
 ): DirectReads {
   const routes = new Map<string, DirectRoute>();
   for (const op of operations.filter(isRestOperation)) {
@@ -70,10 +78,7 @@ export function directReads(
     id: string,
     query: string,
   ): Promise<void> {
-    const started = logsRequests ? performance.now() : 0;
-    // Through the app's own `req` serializer, as Fastify logs it (method, path, id: never the query).
-    if (logsRequests)
-      log.info({ reqId: id, req: { method: 'GET', url: request.url, id } }, 'incoming request');
+    const started = logStart(id, 'GET', request.url);
     const call = callRequestFrom(
       { id, ip: clientIp(request), headers: request.headers, log, method: 'GET', url: request.url },
       queryInput(query),
@@ -96,16 +101,94 @@ export function directReads(
     }
     response.writeHead(result.status, headers);
     response.end(payload);
+    logEnd(id, result.status, started);
+  }
+
+  function logStart(id: string, method: string, url: string | undefined): number {
+    // Through the app's own `req` serializer, as Fastify logs it (method, path, id: never the query).
+    if (logsRequests) log.info({ reqId: id, req: { method, url, id } }, 'incoming request');
+    return logsRequests ? performance.now() : 0;
+  }
+
+  function logEnd(id: string, status: number, started: number): void {
     if (logsRequests)
       log.info(
-        { reqId: id, res: { statusCode: result.status }, responseTime: performance.now() - started },
+        { reqId: id, res: { statusCode: status }, responseTime: performance.now() - started },
         'request completed',
       );
   }
 
+  async function answerMcp(
+    endpoint: McpEndpoint,
+    request: IncomingMessage,
+    response: ServerResponse,
+    id: string,
+    length: number,
+  ): Promise<void> {
+    const started = logStart(id, 'POST', request.url);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)).toString('utf8');
+    let answer: McpHttpAnswer;
+    try {
+      answer = await endpoint.exchange({
+        id,
+        ip: clientIp(request),
+        headers: request.headers,
+        log,
+        method: 'POST',
+        url: request.url,
+        body,
+      });
+    } catch (error) {
+      log.error({ err: error, requestId: id }, 'mcp request failed');
+      answer = endpoint.internalError();
+    }
+    const headers = ['x-request-id', id, 'x-content-type-options', 'nosniff'];
+    for (const name in endpoint.commonHeaders) headers.push(name, endpoint.commonHeaders[name]);
+    for (const name in answer.headers) headers.push(name, answer.headers[name]);
+    headers.push('content-length', answer.body === undefined ? '0' : String(Buffer.byteLength(answer.body)));
+    response.writeHead(answer.status, headers);
+    response.end(answer.body);
+    logEnd(id, answer.status, started);
+  }
+
+  /** A POST to the MCP endpoint this door can read and answer as Fastify would; undefined: not one. */
+  function mcpBodyLength(request: IncomingMessage): number | undefined {
+    if (!mcp || request.url !== mcp.path) return undefined;
+    const { headers } = request;
+    const declared = headers['content-length'];
+    if (declared === undefined || headers['transfer-encoding'] !== undefined) return undefined;
+    if (headers['content-type'] === undefined || !/^[1-9][0-9]{0,9}$/.test(declared)) return undefined;
+    const length = Number(declared);
+    return length <= mcp.bodyLimit ? length : undefined;
+  }
+
+  function failWriting(error: unknown, id: string, response: ServerResponse): void {
+    // Only reading the body or writing the answer can fail here (the exchange renders its own errors).
+    log.error({ err: error, requestId: id }, 'request failed');
+    if (response.headersSent) return void response.destroy();
+    const failure = renderError(errors.internal(), { requestId: id });
+    response.writeHead(failure.status, { 'x-request-id': id, 'content-type': JSON_TYPE });
+    response.end(JSON.stringify(failure.body));
+  }
+
   return {
     serve(request, response) {
-      if (stopped || request.method !== 'GET') return false;
+      if (stopped) return false;
+      if (request.method === 'POST') {
+        const length = mcpBodyLength(request);
+        if (length === undefined) return false;
+        answered++;
+        const id = acceptRequestId(request.headers['x-request-id']) ?? randomUUID();
+        answerMcp(mcp!, request, response, id, length).catch((error) => {
+          // A client that went away mid-body has nobody to answer.
+          if (request.destroyed || request.readableAborted) return void response.destroy();
+          failWriting(error, id, response);
+        });
+        return true;
+      }
+      if (request.method !== 'GET') return false;
       const url = request.url ?? '';
       const mark = url.indexOf('?');
       const route = routes.get(mark === -1 ? url : url.slice(0, mark));
@@ -114,14 +197,9 @@ export function directReads(
       if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
       answered++;
       const id = acceptRequestId(headers['x-request-id']) ?? randomUUID();
-      answer(route, request, response, id, mark === -1 ? '' : url.slice(mark + 1)).catch((error) => {
-        // Only writing the answer can fail here (the pipeline renders its own errors).
-        log.error({ err: error, requestId: id }, 'request failed');
-        if (response.headersSent) return response.destroy();
-        const failure = renderError(errors.internal(), { requestId: id });
-        response.writeHead(failure.status, { 'x-request-id': id, 'content-type': JSON_TYPE });
-        response.end(JSON.stringify(failure.body));
-      });
+      answer(route, request, response, id, mark === -1 ? '' : url.slice(mark + 1)).catch((error) =>
+        failWriting(error, id, response),
+      );
       return true;
     },
     stop() {

@@ -1,10 +1,9 @@
-import type { FastifyRequest } from 'fastify';
 import { verifyToken } from '../domain/auth/tokens.ts';
 import { bearerChallenge } from '../http/bearer-challenge.ts';
 import { authenticate } from '../operations/pipeline/authenticate.ts';
 import { verifySignature } from '../operations/pipeline/signature.ts';
 import type { Deps } from '../operations/services.ts';
-import { callRequestFrom } from './rest.ts';
+import { callRequestFrom, type HttpRequestView } from './rest.ts';
 
 /** JSON-RPC's code for a refused credential, as the A2A surface uses it. */
 const UNAUTHORIZED = -32001;
@@ -22,7 +21,10 @@ export interface BearerRefusal {
  * that must sign, that its signature is missing or wrong). A request
  * with no token is not refused here: public tools need none; a member tool then answers 401.
  */
-export async function refusedBearer(deps: Deps, request: FastifyRequest): Promise<BearerRefusal | undefined> {
+export async function refusedBearer(
+  deps: Deps,
+  request: HttpRequestView,
+): Promise<BearerRefusal | undefined> {
   if (request.headers.authorization === undefined) return undefined;
   const call = callRequestFrom(request, undefined, undefined, 'mcp', false);
   const now = deps.clock.now();
@@ -62,7 +64,7 @@ const SCOPE_CHALLENGE_SINCE = '2025-11-25';
  */
 export async function scopeChallengeFor(
   deps: Deps,
-  request: FastifyRequest,
+  request: HttpRequestView,
   result: { status: number; body: unknown },
 ): Promise<string | undefined> {
   const version = request.headers['mcp-protocol-version'];

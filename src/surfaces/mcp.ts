@@ -26,7 +26,7 @@ import type { ExchangeAnswerer, HttpAnswer } from './mcp-exchange.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
 import { describeTool, mcpToolOperations, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport } from './mcp-transport.ts';
-import { callRequestFrom } from './rest.ts';
+import { callRequestFrom, type HttpRequestView, JSON_TYPE } from './rest.ts';
 
 const MCP_PATH = '/api/mcp';
 /** Room for the JSON-RPC envelope around the largest tool arguments an operation accepts. */
@@ -53,9 +53,31 @@ function jsonRpcError(status: number, message: string, code = -32000) {
   return { status, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
 }
 
-function header(request: FastifyRequest, name: string): string | undefined {
+function header(request: HttpRequestView, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** An MCP POST answered whole (status, headers, body), whichever door it came in by. */
+export interface McpHttpAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * The endpoint's POST as a function of the request, for the door in front of Fastify
+ * (src/surfaces/direct-reads.ts): the same exchange the Fastify route runs.
+ */
+export interface McpEndpoint {
+  path: string;
+  /** The largest body the endpoint takes (Fastify answers a larger one 413). */
+  bodyLimit: number;
+  /** On every answer of the endpoint, as the Fastify scope's onRequest hook adds them. */
+  commonHeaders: Record<string, string>;
+  exchange(request: HttpRequestView): Promise<McpHttpAnswer>;
+  /** The answer to a POST whose exchange threw, as the Fastify scope's error handler gives it. */
+  internalError(): McpHttpAnswer;
 }
 
 export interface McpSurfaceOptions {
@@ -79,7 +101,7 @@ export function registerMcpSurface(
   deps: Deps,
   operations: readonly Operation[],
   options: McpSurfaceOptions = {},
-): void {
+): McpEndpoint {
   const path = options.path ?? MCP_PATH;
   const tools = mcpToolOperations(operations);
   const byName = new Map(tools.map((op) => [op.mcpTool, op]));
@@ -93,7 +115,7 @@ export function registerMcpSurface(
   const bodyLimit = Math.max(...tools.map((op) => bodyCapOf(op, deps))) + ENVELOPE_BYTES;
 
   /** Refusals the transport does not make itself: a foreign Origin (DNS rebinding) and any unknown protocol version. */
-  function refuseHeaders(request: FastifyRequest) {
+  function refuseHeaders(request: HttpRequestView) {
     const origin = header(request, 'origin');
     if (origin !== undefined && origin !== ownOrigin)
       return jsonRpcError(403, `Forbidden: Origin ${origin} is not allowed.`);
@@ -112,7 +134,7 @@ export function registerMcpSurface(
   interface PooledServer {
     server: Server;
     answer: ExchangeAnswerer;
-    current?: { request: FastifyRequest; exchange: Exchange };
+    current?: { request: HttpRequestView; exchange: Exchange };
   }
   const idle: PooledServer[] = [];
 
@@ -186,16 +208,18 @@ export function registerMcpSurface(
     return toolResult(result);
   }
 
-  async function handlePost(request: FastifyRequest, reply: FastifyReply) {
+  /** One POST to the endpoint, answered whole: Fastify's route and the direct door send it as it is. */
+  async function exchangeOf(request: HttpRequestView): Promise<McpHttpAnswer> {
     const refusal = refuseHeaders(request);
-    if (refusal) return reply.code(refusal.status).type('application/json').send(refusal.body);
+    if (refusal)
+      return { status: refusal.status, headers: { 'content-type': JSON_TYPE }, body: refusal.body };
     const badBearer = await refusedBearer(deps, request);
     if (badBearer)
-      return reply
-        .code(badBearer.status)
-        .header('www-authenticate', badBearer.challenge)
-        .type('application/json')
-        .send(badBearer.body);
+      return {
+        status: badBearer.status,
+        headers: { 'www-authenticate': badBearer.challenge, 'content-type': JSON_TYPE },
+        body: badBearer.body,
+      };
     const exchange: Exchange = { unauthorized: false, ranTool: false, headers: {} };
     const pooled = idle.pop() ?? (await createServer());
     pooled.current = { request, exchange };
@@ -213,26 +237,39 @@ export function registerMcpSurface(
     }
     pooled.current = undefined;
     if (idle.length < MAX_IDLE_SERVERS) idle.push(pooled);
+    const headers: Record<string, string> = {};
     if (!exchange.ranTool) {
       // initialize, tools/list, ping and the like: charged like any anonymous call, per IP.
-      const { headers, refusal } = await chargeAnonymous(deps, rateKeyForIp(request.ip));
-      reply.headers(headers);
-      if (refusal) {
-        const failure = jsonRpcError(429, refusal.message);
-        return reply.code(429).headers(refusal.headers()).type('application/json').send(failure.body);
+      const charged = await chargeAnonymous(deps, rateKeyForIp(request.ip));
+      Object.assign(headers, charged.headers);
+      if (charged.refusal) {
+        const failure = jsonRpcError(429, charged.refusal.message);
+        Object.assign(headers, charged.refusal.headers(), { 'content-type': JSON_TYPE });
+        return { status: 429, headers, body: failure.body };
       }
     }
-    reply.code(answer.status).headers(exchange.headers);
+    Object.assign(headers, exchange.headers);
+    let status = answer.status;
     // The MCP authorization spec: a missing or refused token is an HTTP 401 with a challenge
     // pointing at the protected-resource metadata (auth-lessons 1), while the body still carries
     // the in-band result.
-    if (exchange.unauthorized) reply.code(401).header('www-authenticate', challenge);
+    if (exchange.unauthorized) {
+      status = 401;
+      headers['www-authenticate'] = challenge;
+    }
     // Tool errors stay in-band (reference §5); the challenge says a re-authorization could cure it.
-    else if (exchange.scopeChallenge) reply.header('www-authenticate', exchange.scopeChallenge);
+    else if (exchange.scopeChallenge) headers['www-authenticate'] = exchange.scopeChallenge;
     const version = header(request, 'mcp-protocol-version');
-    if (version) reply.header('mcp-protocol-version', version);
-    if (answer.body === undefined) return reply.send();
-    return reply.type('application/json').send(answer.body);
+    if (version) headers['mcp-protocol-version'] = version;
+    if (answer.body === undefined) return { status, headers };
+    headers['content-type'] = JSON_TYPE;
+    return { status, headers, body: answer.body };
+  }
+
+  async function handlePost(request: FastifyRequest, reply: FastifyReply) {
+    const answer = await exchangeOf(request);
+    reply.code(answer.status).headers(answer.headers);
+    return answer.body === undefined ? reply.send() : reply.send(answer.body);
   }
 
   app.register(async (scope) => {
@@ -252,7 +289,7 @@ export function registerMcpSurface(
       const message =
         status === 413 ? 'Request body too large' : status === 500 ? 'Internal error' : error.message;
       const failure = jsonRpcError(status, message);
-      reply.code(status).type('application/json').send(failure.body);
+      reply.code(status).type(JSON_TYPE).send(failure.body);
     });
     scope.post(path, { bodyLimit }, handlePost);
     // Stateless: there is no stream to resume and no session to end (transport spec allows 405).
@@ -261,8 +298,20 @@ export function registerMcpSurface(
       url: path,
       handler: async (_request, reply) => {
         const failure = jsonRpcError(405, 'Method not allowed.');
-        return reply.code(405).header('allow', 'POST').type('application/json').send(failure.body);
+        return reply.code(405).header('allow', 'POST').type(JSON_TYPE).send(failure.body);
       },
     });
   });
+
+  return {
+    path,
+    bodyLimit,
+    commonHeaders: { 'access-control-expose-headers': EXPOSED },
+    exchange: exchangeOf,
+    internalError: () => ({
+      status: 500,
+      headers: { 'content-type': JSON_TYPE },
+      body: jsonRpcError(500, 'Internal error').body,
+    }),
+  };
 }
