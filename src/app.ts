@@ -125,9 +125,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerAssets(app);
 
   registerRestOperations(app, deps, operations);
-  const mcp = registerMcpSurface(app, deps, operations);
+  const endpoints = [registerMcpSurface(app, deps, operations), registerA2a(app, deps, operations)];
   if (options.directReads !== false) {
-    const reads = directReads(deps, operations, app.log, deps.config.trustProxy, mcp);
+    const reads = directReads(deps, operations, app.log, deps.config.trustProxy, endpoints);
     // Once closing starts, Fastify answers (503 to new requests) as it would without direct reads.
     app.addHook('preClose', (done) => {
       reads.stop();
@@ -142,7 +142,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerClientRegistration(app, deps);
   registerWellKnown(app, deps, operations);
   registerPaymentDiscovery(app, deps);
-  registerA2a(app, deps, operations);
   registerSignInPages(app, deps);
   registerOidcSignInPages(app, deps);
   registerDeviceApprovalPages(app, deps);

@@ -410,3 +410,119 @@ describe('MCP POSTs answered before Fastify match the Fastify route byte for byt
     assert.equal(reads?.answered, before);
   });
 });
+
+describe('A2A POSTs answered before Fastify match the Fastify route byte for byte', () => {
+  let database: TestDatabase;
+  let direct: TestApp;
+  let routed: TestApp;
+  let token: string;
+  before(async () => {
+    database = await freshDatabase('sqlite');
+    const options = { database, config: { trustProxy: true } };
+    direct = await startTestApp(options);
+    routed = await startTestApp({ ...options, directReads: false });
+    await cacheEvent(direct, 'a2a-direct');
+    token = await direct.token(await direct.member('core', 'Ada Envelope'), [
+      'read:public',
+      'membership:read',
+    ]);
+  });
+  after(async () => {
+    await direct?.close();
+    await routed?.close();
+    await database?.drop();
+  });
+
+  // Task and message ids are minted per call: the same on both sides once written alike.
+  const sameIds = (wire: Wire, baseUrl: string) => {
+    const view = comparable(wire, baseUrl);
+    return {
+      ...view,
+      text: view.text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID'),
+    };
+  };
+  const rpc = (id: number | string | null, method: string, params?: unknown) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      ...(id !== null && { id }),
+      method,
+      ...(params !== undefined && { params }),
+    });
+  const task = (id: number, capability: string, args: Record<string, unknown> = {}) =>
+    rpc(id, 'tasks/send', { capability, arguments: args });
+  const json = { 'content-type': 'application/json' };
+
+  test('the same envelopes, in the same order, get the same status, headers and body', async () => {
+    const bearer = { ...json, authorization: `Bearer ${token}` };
+    const cases: [Record<string, string>, string][] = [
+      [json, task(1, 'ic_events_list_upcoming', { limit: 1 })],
+      [bearer, task(2, 'ic_get_my_membership')],
+      [bearer, task(3, 'ic_activity_get_recent', { limit: 2 })],
+      [json, task(4, 'ic_get_my_membership')],
+      [{ ...json, authorization: 'Bearer agt_not_a_real_token' }, task(5, 'ic_get_my_membership')],
+      [{ ...bearer, 'a2a-version': '1.0' }, task(6, 'ic_get_my_membership')],
+      [{ ...json, 'a2a-version': '9.9' }, task(7, 'ic_health')],
+      [json, task(8, 'no_such_capability')],
+      [json, task(9, 'ic_events_list_upcoming', { limit: 'many' })],
+      [json, `[${task(10, 'ic_health')},${rpc(11, 'no/such/method')}]`],
+      [json, '[]'],
+      [json, rpc(null, 'tasks/send', { capability: 'ic_health', arguments: {} })],
+      [json, '{"jsonrpc":"2.0","id":12,'],
+      [json, '{"__proto__":{"x":1},"jsonrpc":"2.0","id":13,"method":"tasks/send"}'],
+      [json, '"just a string"'],
+      [{ 'content-type': 'text/plain' }, task(14, 'ic_health')],
+    ];
+    const before = directReadsOf(direct.app)?.answered ?? 0;
+    const answers: Wire[] = [];
+    for (const [index, [headers, body]] of cases.entries()) {
+      const sent = { ...headers, 'x-request-id': `a2a-${index}`, 'x-forwarded-for': `192.0.2.${index + 1}` };
+      const viaDirect = await send(direct.baseUrl, 'POST', '/api/a2a', sent, body);
+      const viaFastify = await send(routed.baseUrl, 'POST', '/api/a2a', sent, body);
+      assert.deepEqual(sameIds(viaDirect, direct.baseUrl), sameIds(viaFastify, routed.baseUrl), body);
+      answers.push(viaDirect);
+    }
+    assert.equal((directReadsOf(direct.app)?.answered ?? 0) - before, cases.length);
+    // The cases reach what they are about: results, the 401 challenge, parse and envelope errors.
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200, 200, 200, 401, 401, 200, 200, 200, 200, 200, 200, 204, 200, 200, 200, 200],
+    );
+    assert.equal(JSON.parse(answers[2].text).result.ok, true);
+    assert.match(String(answers[3].headers['www-authenticate']), /^Bearer /);
+    assert.match(String(answers[4].headers['www-authenticate']), /invalid_token/);
+    assert.equal(JSON.parse(answers[12].text).error.code, -32700);
+    assert.equal(
+      JSON.parse(answers[13].text).error.code,
+      -32700,
+      'prototype poisoning is refused as unparsable',
+    );
+  });
+
+  test('what it cannot read as Fastify would goes to Fastify', async () => {
+    const reads = directReadsOf(direct.app);
+    const before = reads?.answered ?? 0;
+    const ping = task(1, 'ic_health');
+    const cases: [string, string, Record<string, string>, string?][] = [
+      ['POST', '/api/a2a?A2A-Version=1.0', json, ping],
+      ['POST', '/api/a2a', {}, ping],
+      ['POST', '/api/a2a', { ...json, 'transfer-encoding': 'chunked' }, ping],
+      ['POST', '/api/a2a', json, task(2, 'ic_health', { padding: 'x'.repeat(3_000_000) })],
+      ['POST', '/api/a2a', json, ''],
+    ];
+    for (const [index, [method, path, headers, body]] of cases.entries()) {
+      const sent = {
+        ...headers,
+        'x-request-id': `a2a-fall-${index}`,
+        'x-forwarded-for': `203.0.113.${index + 1}`,
+      };
+      const viaDirect = await send(direct.baseUrl, method, path, sent, body);
+      const viaFastify = await send(routed.baseUrl, method, path, sent, body);
+      assert.deepEqual(
+        sameIds(viaDirect, direct.baseUrl),
+        sameIds(viaFastify, routed.baseUrl),
+        `${method} ${path}`,
+      );
+    }
+    assert.equal(reads?.answered, before);
+  });
+});

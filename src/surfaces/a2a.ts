@@ -1,13 +1,17 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { toApiError } from '../core/errors.ts';
 import { challengeForAnswer } from '../http/bearer-challenge.ts';
 import { rateKeyForIp } from '../http/client.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
+import { renderError } from '../operations/pipeline/answer.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { A2A_PATH, capabilitiesOf, registerAgentCard } from './a2a-card.ts';
 import { type FailureContext, RPC } from './a2a-errors.ts';
 import { callMethod, type MethodContext, type RpcError, RpcFailure } from './a2a-methods.ts';
 import { LEGACY_VERSION, negotiateVersion } from './a2a-version.ts';
+import type { PostAnswer, PostEndpoint } from './direct-reads.ts';
+import { type HttpRequestView, JSON_TYPE } from './rest.ts';
 
 /** More entries than this in one batch is refused whole: each entry is a full operation call. */
 export const MAX_BATCH = 20;
@@ -80,81 +84,123 @@ async function answerBody(context: MethodContext, body: unknown): Promise<unknow
   return answers.length ? answers : undefined;
 }
 
-function header(request: FastifyRequest, name: string): string | undefined {
+function header(request: HttpRequestView, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
 /** The protocol version a request asks for: the A2A-Version header, or the query parameter (§3.6.1). */
-function versionAsked(request: FastifyRequest): string | undefined {
-  const query = request.query as Record<string, unknown> | undefined;
+function versionAsked(
+  request: HttpRequestView,
+  query: Record<string, unknown> | undefined,
+): string | undefined {
   const fromQuery = query?.['A2A-Version'];
   return header(request, 'a2a-version') ?? (typeof fromQuery === 'string' ? fromQuery : undefined);
 }
 
 /**
  * The A2A surface: JSON-RPC 2.0 at /api/a2a and the agent card. Every call goes through the same
- * pipeline as REST (ARCHITECTURE.md §2); this file only speaks the envelope.
+ * pipeline as REST (ARCHITECTURE.md §2); this file only speaks the envelope. The POST is one
+ * function of the request (PostEndpoint), which the Fastify route and the door before Fastify
+ * (direct-reads.ts) both call.
  */
-export function registerA2a(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
+export function registerA2a(
+  app: FastifyInstance,
+  deps: Deps,
+  operations: readonly Operation[],
+): PostEndpoint {
   registerAgentCard(app, deps, operations);
   const bodyLimit =
     Math.max(deps.config.defaultBodyLimit, ...capabilitiesOf(operations).map((op) => bodyCapOf(op, deps))) +
     ENVELOPE_ALLOWANCE;
+  // Fastify's own JSON parser (prototype poisoning refused), for the body whichever door it came by.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  function parsed(request: HttpRequestView, body: unknown): unknown {
+    if (typeof body !== 'string' || body === '') return UNPARSABLE;
+    let value: unknown = UNPARSABLE;
+    // The default parser answers synchronously; a body that does not parse stays UNPARSABLE (-32700).
+    parseJson(request as never, body, (error, result) => {
+      if (!error) value = result;
+    });
+    return value;
+  }
+
+  /** One POST: `request.body` is the body as received; `query` the parsed query string, if any. */
+  async function exchangeOf(request: HttpRequestView, query?: Record<string, unknown>): Promise<PostAnswer> {
+    const negotiated = negotiateVersion(versionAsked(request, query));
+    const failures: FailureContext = {
+      version: 'version' in negotiated ? negotiated.version : LEGACY_VERSION,
+      base: deps.config.publicUrl,
+      challenge: (body) => challengeForAnswer(deps.config.publicUrl, 'a2a', body),
+    };
+    const rawBody = typeof request.body === 'string' ? request.body : undefined;
+    const context: MethodContext = {
+      version: 'version' in negotiated ? negotiated.version : negotiated,
+      failures,
+      deps,
+      operations,
+      call: {
+        surface: 'a2a',
+        requestId: request.id,
+        ip: rateKeyForIp(request.ip),
+        userAgent: header(request, 'user-agent'),
+        authorization: header(request, 'authorization'),
+        // No session cookie: a cross-site page could otherwise call capabilities with the member's
+        // browser session. A2A is for agents, which carry a bearer.
+        log: request.log,
+        operations,
+        httpHeaders: request.headers,
+        // The HTTP request carrying the envelope is what a signature covers (reference §7).
+        http: request.headers.authorization
+          ? { method: request.method ?? 'POST', target: request.url ?? A2A_PATH, body: rawBody }
+          : undefined,
+      },
+    };
+    const body = parsed(request, rawBody);
+    // In a batch, each entry spends its own allowance: one set of headers could not describe them.
+    if (!Array.isArray(body)) context.rateHeaders = {};
+    const response = await answerBody(context, body);
+    const headers: Record<string, string> = { ...context.rateHeaders };
+    if ('version' in negotiated) headers['a2a-version'] = negotiated.version;
+    // A refused credential is an HTTP 401 with the challenge, where A2A puts authentication
+    // failures; in a batch the other entries' answers keep it 200, and the challenge still goes out.
+    if (context.httpLevel) Object.assign(headers, context.httpLevel.headers);
+    // Only notifications: JSON-RPC sends nothing back.
+    if (response === undefined) return { status: 204, headers };
+    // Other errors travel in the body with 200, as JSON-RPC over HTTP expects.
+    const status = context.httpLevel && !Array.isArray(response) ? context.httpLevel.status : 200;
+    headers['content-type'] = JSON_TYPE;
+    return { status, headers, body: JSON.stringify(response) };
+  }
 
   // Its own scope, so a body that fails to parse reaches the route (-32700) instead of the REST
   // error handler (400 invalid_json); oversized bodies still get the REST 413 in the Error shape.
   app.register(async (scope) => {
-    const parseJson = scope.getDefaultJsonParser('error', 'error');
     scope.removeAllContentTypeParsers();
     // Any media type: JSON-RPC clients differ in what they declare, and the envelope is JSON regardless.
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (request, body, done) => {
-      if (body === '') return done(null, UNPARSABLE);
-      request.rawBody = body as string;
-      parseJson(request, body as string, (error, value) => done(null, error ? UNPARSABLE : value));
-    });
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) =>
+      done(null, body),
+    );
     scope.post(A2A_PATH, { bodyLimit }, async (request, reply) => {
-      const negotiated = negotiateVersion(versionAsked(request));
-      const failures: FailureContext = {
-        version: 'version' in negotiated ? negotiated.version : LEGACY_VERSION,
-        base: deps.config.publicUrl,
-        challenge: (body) => challengeForAnswer(deps.config.publicUrl, 'a2a', body),
-      };
-      const context: MethodContext = {
-        version: 'version' in negotiated ? negotiated.version : negotiated,
-        failures,
-        deps,
-        operations,
-        call: {
-          surface: 'a2a',
-          requestId: request.id,
-          ip: rateKeyForIp(request.ip),
-          userAgent: header(request, 'user-agent'),
-          authorization: header(request, 'authorization'),
-          // No session cookie: a cross-site page could otherwise call capabilities with the member's
-          // browser session. A2A is for agents, which carry a bearer.
-          log: request.log,
-          operations,
-          httpHeaders: request.headers,
-          // The HTTP request carrying the envelope is what a signature covers (reference §7).
-          http: request.headers.authorization
-            ? { method: request.method, target: request.url, body: request.rawBody }
-            : undefined,
-        },
-      };
-      // In a batch, each entry spends its own allowance: one set of headers could not describe them.
-      if (!Array.isArray(request.body)) context.rateHeaders = {};
-      const response = await answerBody(context, request.body);
-      if (context.rateHeaders) reply.headers(context.rateHeaders);
-      if ('version' in negotiated) reply.header('a2a-version', negotiated.version);
-      // A refused credential is an HTTP 401 with the challenge, where A2A puts authentication
-      // failures; in a batch the other entries' answers keep it 200, and the challenge still goes out.
-      if (context.httpLevel) reply.headers(context.httpLevel.headers);
-      // Only notifications: JSON-RPC sends nothing back.
-      if (response === undefined) return reply.code(204).send();
-      // Other errors travel in the body with 200, as JSON-RPC over HTTP expects.
-      const status = context.httpLevel && !Array.isArray(response) ? context.httpLevel.status : 200;
-      return reply.code(status).type('application/json').send(response);
+      const answer = await exchangeOf(request, request.query as Record<string, unknown> | undefined);
+      reply.code(answer.status).headers(answer.headers);
+      return answer.body === undefined ? reply.send() : reply.send(answer.body);
     });
   });
+
+  return {
+    path: A2A_PATH,
+    bodyLimit,
+    commonHeaders: {},
+    exchange: (request) => exchangeOf(request),
+    // As the app's error handler renders a throw from the route (rest.ts registerRestFallbacks).
+    failed: (error, requestId) => {
+      const failure = renderError(toApiError(error), { requestId });
+      return {
+        status: failure.status,
+        headers: { ...failure.headers, 'content-type': JSON_TYPE },
+        body: JSON.stringify(failure.body),
+      };
+    },
+  };
 }

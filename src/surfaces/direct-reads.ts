@@ -7,13 +7,42 @@ import { type CallResult, logUnavailable, renderError } from '../operations/pipe
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
-import type { McpEndpoint, McpHttpAnswer } from './mcp.ts';
-import { callRequestFrom, deprecationHeaders, header, JSON_TYPE, restAnswer } from './rest.ts';
+import {
+  callRequestFrom,
+  deprecationHeaders,
+  type HttpRequestView,
+  header,
+  JSON_TYPE,
+  restAnswer,
+} from './rest.ts';
 
 interface Logger {
   error(details: Record<string, unknown>, message: string): void;
   info(details: Record<string, unknown>, message: string): void;
   level: string;
+}
+
+/** A POST answered whole (status, headers, body), whichever door it came in by. */
+export interface PostAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * A JSON-RPC endpoint's POST as one function of the request, which its Fastify route and this door
+ * both call (the MCP endpoint in mcp.ts, A2A in a2a.ts).
+ */
+export interface PostEndpoint {
+  path: string;
+  /** The largest body the endpoint takes (Fastify answers a larger one 413). */
+  bodyLimit: number;
+  /** On every answer of the endpoint, as its Fastify scope's hooks add them. */
+  commonHeaders: Record<string, string>;
+  /** `request.body` is the body as received (a string): the endpoint parses it itself. */
+  exchange(request: HttpRequestView): Promise<PostAnswer>;
+  /** The answer to a POST whose exchange threw, as the endpoint's Fastify error handler gives it. */
+  failed(error: unknown, requestId: string): PostAnswer;
 }
 
 interface DirectRoute {
@@ -32,7 +61,7 @@ export interface DirectReads {
 }
 
 /**
- * The REST GET operations, and POSTs to the MCP endpoint, answered straight from node:http, before
+ * The REST GET operations, and POSTs to the MCP and A2A endpoints, answered straight from node:http, before
  * Fastify routes them: the same
  * pipeline (`runOperation`), the same request id, client address, query parsing (fast-querystring,
  * as Fastify's router) and the same status, headers and body as the Fastify route. It exists for
@@ -41,8 +70,8 @@ export interface DirectReads {
  * Anything it is not sure to answer as Fastify would (another method, a request body, a path that
  * is not byte for byte an operation's, a fragment, a server that is closing) goes to Fastify.
  *
- * An MCP POST runs the endpoint's own exchange (McpEndpoint, the function the Fastify route calls)
- * on the body read here. Only a plain one comes this way: a Content-Type, a Content-Length between
+ * A POST to a JSON-RPC endpoint (MCP, A2A) runs the endpoint's own exchange (PostEndpoint, the
+ * function its Fastify route calls) on the body read here. Only a plain one comes this way: a Content-Type, a Content-Length between
  * 1 and the endpoint's body limit, no Transfer-Encoding; any other goes to Fastify, which refuses or
  * parses it as it always has.
  */
@@ -51,8 +80,9 @@ export function directReads(
   operations: readonly Operation[],
   log: Logger,
   trustProxy: boolean,
-  mcp?: McpEndpoint,
+  endpoints: readonly PostEndpoint[] = [],
 ): DirectReads {
+  const posts = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
   const routes = new Map<string, DirectRoute>();
   for (const op of operations.filter(isRestOperation)) {
     if (op.method !== 'GET' || op.inputFrom !== 'query') continue;
@@ -118,8 +148,8 @@ export function directReads(
       );
   }
 
-  async function answerMcp(
-    endpoint: McpEndpoint,
+  async function answerPost(
+    endpoint: PostEndpoint,
     request: IncomingMessage,
     response: ServerResponse,
     id: string,
@@ -129,7 +159,7 @@ export function directReads(
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)).toString('utf8');
-    let answer: McpHttpAnswer;
+    let answer: PostAnswer;
     try {
       answer = await endpoint.exchange({
         id,
@@ -141,27 +171,32 @@ export function directReads(
         body,
       });
     } catch (error) {
-      log.error({ err: error, requestId: id }, 'mcp request failed');
-      answer = endpoint.internalError();
+      answer = endpoint.failed(error, id);
+      if (answer.status === 503) logUnavailable(log, error);
+      else log.error({ err: error, requestId: id }, 'request failed');
     }
     const headers = ['x-request-id', id, 'x-content-type-options', 'nosniff'];
     for (const name in endpoint.commonHeaders) headers.push(name, endpoint.commonHeaders[name]);
     for (const name in answer.headers) headers.push(name, answer.headers[name]);
-    headers.push('content-length', answer.body === undefined ? '0' : String(Buffer.byteLength(answer.body)));
+    // A 204 has no body and, as Fastify sends it, no length either.
+    if (answer.status !== 204)
+      headers.push(
+        'content-length',
+        answer.body === undefined ? '0' : String(Buffer.byteLength(answer.body)),
+      );
     response.writeHead(answer.status, headers);
     response.end(answer.body);
     logEnd(id, answer.status, started);
   }
 
-  /** A POST to the MCP endpoint this door can read and answer as Fastify would; undefined: not one. */
-  function mcpBodyLength(request: IncomingMessage): number | undefined {
-    if (!mcp || request.url !== mcp.path) return undefined;
+  /** The length of a POST body this door can read as Fastify would; undefined: Fastify's to answer. */
+  function readableLength(request: IncomingMessage, endpoint: PostEndpoint): number | undefined {
     const { headers } = request;
     const declared = headers['content-length'];
     if (declared === undefined || headers['transfer-encoding'] !== undefined) return undefined;
     if (headers['content-type'] === undefined || !/^[1-9][0-9]{0,9}$/.test(declared)) return undefined;
     const length = Number(declared);
-    return length <= mcp.bodyLimit ? length : undefined;
+    return length <= endpoint.bodyLimit ? length : undefined;
   }
 
   function failWriting(error: unknown, id: string, response: ServerResponse): void {
@@ -177,13 +212,17 @@ export function directReads(
     serve(request, response) {
       if (stopped) return false;
       if (request.method === 'POST') {
-        const length = mcpBodyLength(request);
-        if (length === undefined) return false;
+        const endpoint = posts.get(request.url ?? '');
+        const length = endpoint && readableLength(request, endpoint);
+        if (!endpoint || length === undefined) return false;
         answered++;
         const id = acceptRequestId(request.headers['x-request-id']) ?? randomUUID();
-        answerMcp(mcp!, request, response, id, length).catch((error) => {
-          // A client that went away mid-body has nobody to answer.
-          if (request.destroyed || request.readableAborted) return void response.destroy();
+        answerPost(endpoint, request, response, id, length).catch((error) => {
+          // A client that went away mid-body has nobody to answer: the request ends here, said once.
+          if (request.destroyed || request.readableAborted) {
+            if (logsRequests) log.info({ reqId: id }, 'request aborted before its body arrived');
+            return void response.destroy();
+          }
           failWriting(error, id, response);
         });
         return true;

@@ -21,6 +21,7 @@ import { chargeAnonymous } from '../operations/pipeline/charge.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
+import type { PostAnswer, PostEndpoint } from './direct-reads.ts';
 import { refusedBearer, scopeChallengeFor } from './mcp-credentials.ts';
 import type { ExchangeAnswerer, HttpAnswer } from './mcp-exchange.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
@@ -58,28 +59,6 @@ function header(request: HttpRequestView, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** An MCP POST answered whole (status, headers, body), whichever door it came in by. */
-export interface McpHttpAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-/**
- * The endpoint's POST as a function of the request, for the door in front of Fastify
- * (src/surfaces/direct-reads.ts): the same exchange the Fastify route runs.
- */
-export interface McpEndpoint {
-  path: string;
-  /** The largest body the endpoint takes (Fastify answers a larger one 413). */
-  bodyLimit: number;
-  /** On every answer of the endpoint, as the Fastify scope's onRequest hook adds them. */
-  commonHeaders: Record<string, string>;
-  exchange(request: HttpRequestView): Promise<McpHttpAnswer>;
-  /** The answer to a POST whose exchange threw, as the Fastify scope's error handler gives it. */
-  internalError(): McpHttpAnswer;
-}
-
 export interface McpSurfaceOptions {
   /**
    * 'exchange' (the default): our ExchangeTransport, one per pooled server. 'sdk': the SDK's
@@ -101,7 +80,7 @@ export function registerMcpSurface(
   deps: Deps,
   operations: readonly Operation[],
   options: McpSurfaceOptions = {},
-): McpEndpoint {
+): PostEndpoint {
   const path = options.path ?? MCP_PATH;
   const tools = mcpToolOperations(operations);
   const byName = new Map(tools.map((op) => [op.mcpTool, op]));
@@ -209,7 +188,7 @@ export function registerMcpSurface(
   }
 
   /** One POST to the endpoint, answered whole: Fastify's route and the direct door send it as it is. */
-  async function exchangeOf(request: HttpRequestView): Promise<McpHttpAnswer> {
+  async function exchangeOf(request: HttpRequestView): Promise<PostAnswer> {
     const refusal = refuseHeaders(request);
     if (refusal)
       return { status: refusal.status, headers: { 'content-type': JSON_TYPE }, body: refusal.body };
@@ -308,7 +287,7 @@ export function registerMcpSurface(
     bodyLimit,
     commonHeaders: { 'access-control-expose-headers': EXPOSED },
     exchange: exchangeOf,
-    internalError: () => ({
+    failed: () => ({
       status: 500,
       headers: { 'content-type': JSON_TYPE },
       body: jsonRpcError(500, 'Internal error').body,
