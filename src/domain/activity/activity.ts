@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { arg, prepare } from '../../storage/prepared.ts';
 import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 
@@ -70,18 +71,22 @@ export interface ActivityView {
   outcome: string;
 }
 
+// Read on every activity call of every surface: compiled once (src/storage/prepared.ts).
+const recentRows = prepare((db) =>
+  db
+    .selectFrom('activity')
+    .selectAll()
+    .where('member_id', '=', arg(0))
+    .orderBy('id', 'desc')
+    .limit(arg(1) as unknown as number),
+);
+
 export async function recentActivity(
   deps: { db: Executor },
   memberId: string,
   limit: number,
 ): Promise<ActivityView[]> {
-  const rows = await deps.db
-    .selectFrom('activity')
-    .selectAll()
-    .where('member_id', '=', memberId)
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  const rows = await recentRows(deps.db, memberId, limit);
   return rows.map((row) => ({
     operation: row.operation,
     at: new Date(Number(row.at)).toISOString(),
