@@ -79,10 +79,21 @@ export async function postgresWrites(): Promise<PostgresWrites> {
     await client.connect();
     const storedRows = async () =>
       Number((await client.query('select count(*) as n from highlights')).rows[0].n);
+    // autocannon stops without waiting for the answers still due: those writes commit afterwards.
+    // Counting once the count stops moving keeps the warm-up's tail out of the measured window.
+    const settledRows = async () => {
+      let last = await storedRows();
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const now = await storedRows();
+        if (now === last) return now;
+        last = now;
+      }
+    };
     try {
       if (WARMUP_SECONDS > 0)
         await Promise.all(servers.map((s) => autocannon(options(s.url, WARMUP_SECONDS))));
-      const storedBefore = await storedRows();
+      const storedBefore = await settledRows();
       const cpuBefore = servers.map((s) => cpuMicros(s.child.pid!));
       const results = await Promise.all(servers.map((s) => autocannon(options(s.url, SECONDS))));
       const instances = results.map((result, i) => ({
@@ -98,7 +109,7 @@ export async function postgresWrites(): Promise<PostgresWrites> {
         instances,
         total: instances.reduce((sum, row) => sum + row.requestsPerSecond, 0),
         acknowledged: results.reduce((sum, r) => sum + r['2xx'], 0),
-        stored: (await storedRows()) - storedBefore,
+        stored: (await settledRows()) - storedBefore,
       };
     } finally {
       await client.end();
