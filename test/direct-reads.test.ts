@@ -8,7 +8,7 @@ import { directReadsOf } from '../src/app.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { acceptsGzip } from '../src/http/serialized-answers.ts';
 import { defineOperation } from '../src/operations/types.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
+import { startTestApp, type TestApp, type TestAppOptions } from './support/app.ts';
 import { cacheEvent } from './support/community.ts';
 import { freshDatabase, type TestDatabase } from './support/databases.ts';
 import { legacyEcho } from './support/test-operations.ts';
@@ -65,6 +65,49 @@ function comparable(wire: Wire, baseUrl: string) {
     Object.entries(rest).map(([name, value]) => [name, String(value).replaceAll(baseUrl, 'BASE')]),
   );
   return { status: wire.status, headers, text: wire.text.replaceAll(baseUrl, 'BASE') };
+}
+
+type Normalise = (wire: Wire, baseUrl: string) => unknown;
+
+/** Two apps on one fresh database: one with the door before Fastify, one where Fastify answers all. */
+function appsWithAndWithoutTheDoor(options: Omit<TestAppOptions, 'database' | 'directReads'>) {
+  const apps = {} as { database: TestDatabase; direct: TestApp; routed: TestApp };
+  before(async () => {
+    apps.database = await freshDatabase('sqlite');
+    apps.direct = await startTestApp({ ...options, database: apps.database });
+    apps.routed = await startTestApp({ ...options, database: apps.database, directReads: false });
+  });
+  after(async () => {
+    await apps.direct?.close();
+    await apps.routed?.close();
+    await apps.database?.drop();
+  });
+  return apps;
+}
+
+/**
+ * Each request answered alike with and without the door, and none of them by the door. Each goes
+ * with a request id of its own and from an address of its own (both apps behind a trusted proxy).
+ */
+async function assertFallsThrough(
+  direct: TestApp,
+  routed: TestApp,
+  cases: [string, string, Record<string, string>, string?][],
+  normalise: Normalise = comparable,
+): Promise<void> {
+  const reads = directReadsOf(direct.app);
+  const before = reads?.answered ?? 0;
+  for (const [index, [method, path, sent, body]] of cases.entries()) {
+    const headers = { ...sent, 'x-request-id': `fall-${index}`, 'x-forwarded-for': `203.0.113.${index + 1}` };
+    const viaDirect = await send(direct.baseUrl, method, path, headers, body);
+    const viaFastify = await send(routed.baseUrl, method, path, headers, body);
+    assert.deepEqual(
+      normalise(viaDirect, direct.baseUrl),
+      normalise(viaFastify, routed.baseUrl),
+      `${method} ${path} ${Object.keys(headers)}`,
+    );
+  }
+  assert.equal(reads?.answered, before);
 }
 
 describe('GET operations answered before Fastify match the Fastify routes byte for byte', () => {
@@ -234,27 +277,15 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
   });
 
   test('what it cannot answer exactly as Fastify goes to Fastify', async () => {
-    const reads = directReadsOf(direct.app);
-    const before = reads?.answered ?? 0;
-    const headers = { 'x-request-id': 'fall-through' };
-    const cases: [string, string, Record<string, string>, string?][] = [
+    const headers = {};
+    await assertFallsThrough(direct, routed, [
       ['HEAD', '/api/events/upcoming', headers],
       ['GET', '/api/events/upcoming', { ...headers, 'content-type': 'application/json' }, '{}'],
       ['GET', '/api/events/upcomin%67', headers],
       ['GET', '/api/events/upcoming/', headers],
       ['GET', '/api/events/upcoming#top', headers],
       ['POST', '/api/events/upcoming', headers],
-    ];
-    for (const [method, path, sent, body] of cases) {
-      const viaDirect = await send(direct.baseUrl, method, path, sent, body);
-      const viaFastify = await send(routed.baseUrl, method, path, sent, body);
-      assert.deepEqual(
-        comparable(viaDirect, direct.baseUrl),
-        comparable(viaFastify, routed.baseUrl),
-        `${method} ${path}`,
-      );
-    }
-    assert.equal(reads?.answered, before);
+    ]);
     // The encoded path is still the operation: Fastify decodes it and answers.
     const encoded = await send(direct.baseUrl, 'GET', '/api/events/upcomin%67', {
       'x-forwarded-for': '198.51.100.10',
@@ -288,26 +319,18 @@ test('Accept-Encoding: gzip is taken when named or covered by *, with a weight a
 });
 
 describe('MCP POSTs answered before Fastify match the Fastify route byte for byte', () => {
-  let database: TestDatabase;
+  const apps = appsWithAndWithoutTheDoor({ config: { trustProxy: true } });
   let direct: TestApp;
   let routed: TestApp;
   let token: string;
   let narrowToken: string;
   before(async () => {
-    database = await freshDatabase('sqlite');
-    const options = { database, config: { trustProxy: true } };
-    direct = await startTestApp(options);
-    routed = await startTestApp({ ...options, directReads: false });
+    ({ direct, routed } = apps);
     await cacheEvent(direct, 'mcp-direct');
     const member = await direct.member('core', 'Ada Exchange');
     token = await direct.token(member, ['read:public', 'membership:read']);
     // events:rsvp is within the tier but not granted: a scope challenge on 2025-11-25.
     narrowToken = await direct.token(member, ['read:public']);
-  });
-  after(async () => {
-    await direct?.close();
-    await routed?.close();
-    await database?.drop();
   });
 
   const call = (id: number | string, method: string, params?: Record<string, unknown>) =>
@@ -379,8 +402,6 @@ describe('MCP POSTs answered before Fastify match the Fastify route byte for byt
   });
 
   test('what it cannot read as Fastify would goes to Fastify', async () => {
-    const reads = directReadsOf(direct.app);
-    const before = reads?.answered ?? 0;
     const ping = JSON.stringify(call(1, 'ping'));
     const huge = JSON.stringify(tool(2, 'ic_events_list_upcoming', { padding: 'x'.repeat(2_000_000) }));
     const cases: [string, string, Record<string, string>, string?][] = [
@@ -393,44 +414,20 @@ describe('MCP POSTs answered before Fastify match the Fastify route byte for byt
       ['GET', '/api/mcp', json],
       ['DELETE', '/api/mcp', json],
     ];
-    for (const [index, [method, path, headers, body]] of cases.entries()) {
-      const sent = {
-        ...headers,
-        'x-request-id': `fall-${index}`,
-        'x-forwarded-for': `203.0.113.${index + 1}`,
-      };
-      const viaDirect = await send(direct.baseUrl, method, path, sent, body);
-      const viaFastify = await send(routed.baseUrl, method, path, sent, body);
-      assert.deepEqual(
-        comparable(viaDirect, direct.baseUrl),
-        comparable(viaFastify, routed.baseUrl),
-        `${method} ${path} ${Object.keys(headers)}`,
-      );
-    }
-    assert.equal(reads?.answered, before);
+    await assertFallsThrough(direct, routed, cases);
   });
 });
 
 describe('A2A POSTs answered before Fastify match the Fastify route byte for byte', () => {
-  let database: TestDatabase;
+  const apps = appsWithAndWithoutTheDoor({ config: { trustProxy: true } });
   let direct: TestApp;
   let routed: TestApp;
   let token: string;
   before(async () => {
-    database = await freshDatabase('sqlite');
-    const options = { database, config: { trustProxy: true } };
-    direct = await startTestApp(options);
-    routed = await startTestApp({ ...options, directReads: false });
+    ({ direct, routed } = apps);
     await cacheEvent(direct, 'a2a-direct');
-    token = await direct.token(await direct.member('core', 'Ada Envelope'), [
-      'read:public',
-      'membership:read',
-    ]);
-  });
-  after(async () => {
-    await direct?.close();
-    await routed?.close();
-    await database?.drop();
+    const member = await direct.member('core', 'Ada Envelope');
+    token = await direct.token(member, ['read:public', 'membership:read']);
   });
 
   // Task and message ids are minted per call: the same on both sides once written alike.
@@ -499,8 +496,6 @@ describe('A2A POSTs answered before Fastify match the Fastify route byte for byt
   });
 
   test('what it cannot read as Fastify would goes to Fastify', async () => {
-    const reads = directReadsOf(direct.app);
-    const before = reads?.answered ?? 0;
     const ping = task(1, 'ic_health');
     const cases: [string, string, Record<string, string>, string?][] = [
       ['POST', '/api/a2a?A2A-Version=1.0', json, ping],
@@ -509,20 +504,6 @@ describe('A2A POSTs answered before Fastify match the Fastify route byte for byt
       ['POST', '/api/a2a', json, task(2, 'ic_health', { padding: 'x'.repeat(3_000_000) })],
       ['POST', '/api/a2a', json, ''],
     ];
-    for (const [index, [method, path, headers, body]] of cases.entries()) {
-      const sent = {
-        ...headers,
-        'x-request-id': `a2a-fall-${index}`,
-        'x-forwarded-for': `203.0.113.${index + 1}`,
-      };
-      const viaDirect = await send(direct.baseUrl, method, path, sent, body);
-      const viaFastify = await send(routed.baseUrl, method, path, sent, body);
-      assert.deepEqual(
-        sameIds(viaDirect, direct.baseUrl),
-        sameIds(viaFastify, routed.baseUrl),
-        `${method} ${path}`,
-      );
-    }
-    assert.equal(reads?.answered, before);
+    await assertFallsThrough(direct, routed, cases, sameIds);
   });
 });
