@@ -5,6 +5,8 @@ import { MS, utcDayStart } from '../src/clock.ts';
 import type { Member } from '../src/domain/members/members.ts';
 import { defineOperation } from '../src/operations/types.ts';
 import { sha256 } from '../src/secrets.ts';
+import { counters } from '../src/storage/counters.ts';
+import { transact } from '../src/storage/transactions.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 
@@ -73,12 +75,51 @@ function slowWrite() {
   return { state, operation };
 }
 
+const COMMITTED = '/api/test/committed-write';
+
+/**
+ * A real write (a counter row, in a transaction through the pipeline's commit hook) that then reads
+ * its own Idempotency-Key's state, or fails after its commit when asked to: what a crash between
+ * the commit and the recorded answer leaves behind.
+ */
+const committedWrite = defineOperation<{ note: string; fail?: boolean }, { ok: boolean; state: string }>({
+  id: 'testCommittedWrite',
+  method: 'POST',
+  path: COMMITTED,
+  tag: 'test',
+  summary: 'Test-only write that reports its key state after its commit',
+  credential: 'bearer',
+  sandbox: 'simulated',
+  idempotent: true,
+  inputFrom: 'body',
+  input: Type.Object(
+    { note: Type.String({ maxLength: 100 }), fail: Type.Optional(Type.Boolean()) },
+    { additionalProperties: false },
+  ),
+  output: Type.Object({ ok: Type.Boolean(), state: Type.String() }),
+  successStatus: 201,
+  errors: [],
+  async handler({ input, deps, principal, request }) {
+    await transact(deps, (trx) =>
+      counters.hit(trx, `test-committed:${input.note}`, Date.now() + MS.hour).then(() => undefined),
+    );
+    if (input.fail) throw new Error('stopped after the commit');
+    const keyHash = sha256(`member:${principal.member.id}\nPOST\n${COMMITTED}\n${request.idempotencyKey}`);
+    const row = await deps.db
+      .selectFrom('idempotency')
+      .select('state')
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return { body: { ok: true, state: row?.state ?? 'none' } };
+  },
+});
+
 for (const engine of engines) {
   describe(`Idempotency-Key (${engine.name})`, { skip: engine.skip }, () => {
     let t: TestApp;
     const slow = slowWrite();
     before(async () => {
-      t = await startTestApp({ engine: engine.name, extraOperations: [slow.operation] });
+      t = await startTestApp({ engine: engine.name, extraOperations: [slow.operation, committedWrite] });
     });
     after(() => t?.close());
 
@@ -249,6 +290,51 @@ for (const engine of engines) {
       assert.deepEqual(retried.body.rate, { current: 1, remaining: 2, limit: 3 });
       const rows = await highlightRows(member.id);
       assert.ok(rows.some((r) => r.id === refusedId && r.status === 'pending'));
+    });
+
+    test('the key is marked applied in the transaction of the write; applied, it is never run again', async () => {
+      const member = await t.member('core');
+      const token = await t.token(member, []);
+      const write = (body: unknown, key: string) =>
+        t.call('POST', COMMITTED, { token, body, headers: { 'idempotency-key': key } });
+      const countOf = async (note: string) =>
+        Number(
+          (
+            await t.deps.db
+              .selectFrom('counters')
+              .select('count')
+              .where('key', '=', `test-committed:${note}`)
+              .executeTakeFirst()
+          )?.count ?? 0,
+        );
+
+      // Read right after the commit, before the answer is recorded: already applied.
+      const note = unique('applied');
+      const first = await write({ note }, note);
+      assert.equal(first.status, 201, first.text);
+      assert.deepEqual(first.body, { ok: true, state: 'applied' });
+      const keyHash = sha256(`member:${member.id}\nPOST\n${COMMITTED}\n${note}`);
+      const stored = await t.deps.db
+        .selectFrom('idempotency')
+        .select('state')
+        .where('key_hash', '=', keyHash)
+        .executeTakeFirstOrThrow();
+      assert.equal(stored.state, 'done', 'then the answer is recorded for replay');
+
+      // The effect commits, then the call fails before its answer is recorded (as a crash would).
+      const lost = unique('lost');
+      const failed = await write({ note: lost, fail: true }, lost);
+      assert.equal(failed.status, 500, failed.text);
+      assert.equal(await countOf(lost), 1);
+      const soon = await write({ note: lost, fail: true }, lost);
+      assert.equal(soon.status, 409, soon.text);
+      assert.equal(soon.body.error, 'idempotency_in_flight');
+      t.clock.advance(61 * MS.second);
+      const later = await write({ note: lost, fail: true }, lost);
+      assert.equal(later.status, 409, later.text);
+      assert.equal(later.body.error, 'idempotency_answer_lost');
+      assert.equal(later.body.error_kind, 'idempotency_conflict');
+      assert.equal(await countOf(lost), 1, 'the write was not applied a second time');
     });
 
     test('a key expires after 24 hours: the same key and body run again', async () => {

@@ -21,6 +21,8 @@ import {
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  IDEMPOTENCY_WINDOW_MS,
+  markIdempotencyApplied,
   releaseIdempotencyKey,
 } from '../src/operations/pipeline/idempotency.ts';
 import { sha256 } from '../src/secrets.ts';
@@ -211,12 +213,59 @@ for (const engine of engines) {
       const other = { ...scope, key: 'k2' };
       const claim = await claimIdempotencyKey(database.db, other, { a: 1 }, now);
       assert.equal(claim.kind, 'owner');
-      if (claim.kind === 'owner') await releaseIdempotencyKey(database.db, claim.keyHash);
+      if (claim.kind === 'owner') await releaseIdempotencyKey(database.db, claim.keyHash, false);
       assert.equal(
         (await claimIdempotencyKey(database.db, other, { a: 3 }, now)).kind,
         'owner',
         'released keys start afresh',
       );
+
+      // Applied (the operation's transaction committed), its answer never recorded: as a crash
+      // between the commit and the record leaves it.
+      const crashed = { ...scope, key: 'k3' };
+      const applied = await claimIdempotencyKey(database.db, crashed, { a: 1 }, now);
+      assert.equal(applied.kind, 'owner');
+      const keyHash = (applied as { keyHash: string }).keyHash;
+      await database.db.transaction().execute((trx) => markIdempotencyApplied(trx, keyHash));
+      const stateOf = async () =>
+        (
+          await database.db
+            .selectFrom('idempotency')
+            .select('state')
+            .where('key_hash', '=', keyHash)
+            .execute()
+        ).map((row) => row.state);
+      assert.deepEqual(await stateOf(), ['applied']);
+      await releaseIdempotencyKey(database.db, keyHash, false);
+      assert.deepEqual(await stateOf(), ['applied'], 'a failure after the commit keeps the claim applied');
+      await assert.rejects(claimIdempotencyKey(database.db, crashed, { a: 1 }, now + 1000), {
+        status: 409,
+        code: 'idempotency_in_flight',
+      });
+      await assert.rejects(claimIdempotencyKey(database.db, crashed, { a: 1 }, now + 61_000), {
+        status: 409,
+        code: 'idempotency_answer_lost',
+      });
+      await assert.rejects(claimIdempotencyKey(database.db, crashed, { a: 9 }, now + 61_000), {
+        status: 422,
+      });
+      assert.deepEqual(await stateOf(), ['applied'], 'never claimed again within the window');
+      assert.equal(
+        (await claimIdempotencyKey(database.db, crashed, { a: 1 }, now + IDEMPOTENCY_WINDOW_MS + 1)).kind,
+        'owner',
+        'after the window the key starts afresh',
+      );
+      await releaseIdempotencyKey(database.db, keyHash, false);
+      const refused = await claimIdempotencyKey(
+        database.db,
+        crashed,
+        { a: 1 },
+        now + IDEMPOTENCY_WINDOW_MS + 2,
+      );
+      assert.equal(refused.kind, 'owner');
+      await database.db.transaction().execute((trx) => markIdempotencyApplied(trx, keyHash));
+      await releaseIdempotencyKey(database.db, keyHash, true);
+      assert.deepEqual(await stateOf(), [], 'a refusal releases even an applied claim');
     });
   });
 }

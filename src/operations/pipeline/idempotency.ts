@@ -74,9 +74,8 @@ export async function claimIdempotencyKey(
       .where('key_hash', '=', keyHash)
       .executeTakeFirst();
     if (!row) continue;
-    const stale =
-      Number(row.expires_at) <= now ||
-      (row.state === 'in_flight' && now - Number(row.created_at) > ABANDONED_AFTER_MS);
+    const abandoned = now - Number(row.created_at) > ABANDONED_AFTER_MS;
+    const stale = Number(row.expires_at) <= now || (row.state === 'in_flight' && abandoned);
     if (stale) {
       await db
         .deleteFrom('idempotency')
@@ -90,11 +89,21 @@ export async function claimIdempotencyKey(
         message: 'This Idempotency-Key was already used with a different request body.',
       });
     }
-    if (row.state === 'in_flight') {
+    // Applied: the first request's transaction committed and its answer is being recorded now, or
+    // never was (the process stopped in between; after ABANDONED_AFTER_MS that is what it means).
+    if (row.state === 'in_flight' || (row.state === 'applied' && !abandoned)) {
       idempotencyConflicts.inc();
       throw new ApiError(409, 'idempotency_in_flight', 'idempotency_in_flight', {
         message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
         retryAfterSeconds: 1,
+      });
+    }
+    if (row.state === 'applied') {
+      idempotencyConflicts.inc();
+      throw new ApiError(409, 'idempotency_answer_lost', 'idempotency_conflict', {
+        message:
+          'The first request with this Idempotency-Key was applied, but its answer was not recorded (the ' +
+          'service stopped in between). It is not applied again; read the resource to see the result.',
       });
     }
     idempotencyReplays.inc();
@@ -112,6 +121,20 @@ export async function claimIdempotencyKey(
     message: 'The Idempotency-Key is contended; retry shortly.',
     retryAfterSeconds: 1,
   });
+}
+
+/**
+ * Written in the operation's own transaction (the pipeline's commit hook): once the effect commits,
+ * so does the key's `applied` state, and a retry after a crash before the answer is recorded finds
+ * it applied instead of an abandoned claim it would run again.
+ */
+export async function markIdempotencyApplied(trx: Executor, keyHash: string): Promise<void> {
+  await trx
+    .updateTable('idempotency')
+    .set({ state: 'applied' })
+    .where('key_hash', '=', keyHash)
+    .where('state', '=', 'in_flight')
+    .execute();
 }
 
 /** Only a successful first result is kept for replay; Location is the one header replayed. */
@@ -134,9 +157,15 @@ export async function completeIdempotencyKey(
     .execute();
 }
 
-/** After a failure the key is released, so a retry runs the operation again. */
-export async function releaseIdempotencyKey(db: Executor, keyHash: string): Promise<void> {
-  await db.deleteFrom('idempotency').where('key_hash', '=', keyHash).execute();
+/**
+ * After a failure the key is released, so a retry runs the operation again; but a claim already
+ * applied (its transaction committed before the failure) is released only for a refusal, which is
+ * never replayed: anything else keeps it, so a retry does not apply the operation twice.
+ */
+export async function releaseIdempotencyKey(db: Executor, keyHash: string, refusal: boolean): Promise<void> {
+  let release = db.deleteFrom('idempotency').where('key_hash', '=', keyHash);
+  if (!refusal) release = release.where('state', '=', 'in_flight');
+  await release.execute();
 }
 
 export interface FaultLog {

@@ -24,6 +24,7 @@ import { charge, defaultPolicies, rateLimitedError } from './charge.ts';
 import {
   claimIdempotencyKey,
   completeOrRetry,
+  markIdempotencyApplied,
   parseIdempotencyKey,
   releaseIdempotencyKey,
 } from './idempotency.ts';
@@ -237,24 +238,32 @@ async function handleRecorded(call: Call): Promise<OperationResult> {
   const { op, deps } = call;
   const context = contextOf(call);
   try {
-    if (!call.activity) return await op.handler(context);
-    return await withCommitHook(activityHook(call, call.activity), () => op.handler(context));
+    return await withCommitHook(commitHook(call), () => op.handler(context));
   } catch (error) {
-    // The key is released so a retry runs the operation again. When the database is away the
-    // release fails too: the claim then stays in flight until it is abandoned (60 s).
-    if (call.keyHash) await releaseIdempotencyKey(deps.db, call.keyHash).catch(() => {});
+    // The key is released so a retry runs the operation again (unless the operation's transaction
+    // had committed: see releaseIdempotencyKey). When the database is away the release fails too:
+    // the claim then stays in flight until it is abandoned (60 s).
+    const refusal = error instanceof ApiError && error.status < 500;
+    if (call.keyHash) await releaseIdempotencyKey(deps.db, call.keyHash, refusal).catch(() => {});
     throw error;
   }
 }
 
-/** The activity row written in the operation's first transaction, assuming the call succeeds as declared. */
-function activityHook(call: Call, entry: ActivityEntry): CommitHook {
+/**
+ * Written in the operation's first transaction, so they commit with its effect: the activity row
+ * (assuming the call succeeds as declared) and the Idempotency-Key's `applied` state.
+ */
+function commitHook(call: Call): CommitHook {
+  const { activity, keyHash } = call;
   return {
     used: false,
     run: async (trx) => {
-      const written = { status: call.op.successStatus, outcome: 'ok' };
-      await insertActivity(trx, entry.id, activityRecord(call, written));
-      entry.written = written;
+      if (activity) {
+        const written = { status: call.op.successStatus, outcome: 'ok' };
+        await insertActivity(trx, activity.id, activityRecord(call, written));
+        activity.written = written;
+      }
+      if (keyHash) await markIdempotencyApplied(trx, keyHash);
     },
   };
 }
