@@ -11,7 +11,7 @@ import { type FailureContext, RPC } from './a2a-errors.ts';
 import { callMethod, type MethodContext, type RpcError, RpcFailure } from './a2a-methods.ts';
 import { LEGACY_VERSION, negotiateVersion } from './a2a-version.ts';
 import type { PostAnswer, PostEndpoint } from './direct-reads.ts';
-import { type HttpRequestView, JSON_TYPE } from './rest.ts';
+import { type HttpRequestView, header, JSON_TYPE } from './rest.ts';
 
 /** More entries than this in one batch is refused whole: each entry is a full operation call. */
 export const MAX_BATCH = 20;
@@ -82,11 +82,6 @@ async function answerBody(context: MethodContext, body: unknown): Promise<unknow
     if (response) answers.push(response);
   }
   return answers.length ? answers : undefined;
-}
-
-function header(request: HttpRequestView, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** The protocol version a request asks for: the A2A-Version header, or the query parameter (§3.6.1). */
