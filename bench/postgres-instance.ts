@@ -7,10 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { cli, mintBenchToken, startProcess } from './support.ts';
+import { mintBenchToken, startProcess, withBenchPostgres } from './support.ts';
 
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const kind = process.argv[2] === 'write' ? 'write' : 'read';
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 25);
 
@@ -20,22 +18,10 @@ function cpu(pid: number): { user: number; system: number } {
   return { user: Number(fields[11]) * 10_000, system: Number(fields[12]) * 10_000 };
 }
 
-const admin = new pg.Client({ connectionString: ADMIN_URL });
-await admin.connect();
-const name = `ac_bench_${randomBytes(4).toString('hex')}`;
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${name}`;
-const env: Record<string, string> = {
-  DATABASE_URL: url.toString(),
-  SEED_DEMO: 'false',
-  LOG_LEVEL: 'warn',
-  LIMIT_TOKEN_PER_MINUTE: '100000000',
-  LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
-  ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: name } : {}),
-};
-try {
-  cli(['migrate'], env);
+const redis: Record<string, string> = process.env.REDIS_URL
+  ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `ac_bench_${randomBytes(4).toString('hex')}` }
+  : {};
+await withBenchPostgres(async (env) => {
   const scopes = kind === 'write' ? 'events:submit_recap' : 'read:public';
   const { token } = mintBenchToken(env, 'pg-instance', scopes, false);
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
@@ -79,7 +65,4 @@ try {
   } finally {
     await server.stop();
   }
-} finally {
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
-}
+}, redis);

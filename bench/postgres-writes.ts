@@ -3,31 +3,18 @@
 // its COMMIT; after the load the stored rows are counted against the 2xx answers, so a write the
 // service acknowledged and lost, or stored twice, shows. BENCH_POSTGRES_URL (default the local test
 // server) names a server where a fresh database can be created and is dropped afterwards.
-import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
   CONNECTIONS,
-  cli,
   cpuMicros,
   type Figures,
   mintBenchToken,
   SECONDS,
   startProcess,
   WARMUP_SECONDS,
+  withBenchPostgres,
 } from './support.ts';
-
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 export interface PostgresWrites {
   instances: Figures[];
@@ -36,20 +23,8 @@ export interface PostgresWrites {
   stored: number;
 }
 
-export async function postgresWrites(): Promise<PostgresWrites> {
-  const name = `ac_bench_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  const env = {
-    DATABASE_URL: url.toString(),
-    SEED_DEMO: 'false',
-    LOG_LEVEL: 'warn',
-    LIMIT_TOKEN_PER_MINUTE: '100000000',
-    LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
-  };
-  try {
-    cli(['migrate'], env);
+export function postgresWrites(): Promise<PostgresWrites> {
+  return withBenchPostgres(async (env) => {
     const { token } = mintBenchToken(env, 'pg-writes', 'events:submit_recap', false);
     const servers = await Promise.all(
       [0, 1].map(() => startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz')),
@@ -115,9 +90,7 @@ export async function postgresWrites(): Promise<PostgresWrites> {
       await client.end();
       await Promise.all(servers.map((s) => s.stop()));
     }
-  } finally {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  }
+  });
 }
 
 export function postgresWritesSummary(writes: PostgresWrites): string {

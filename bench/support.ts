@@ -1,9 +1,11 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 export interface Figures {
   name: string;
@@ -235,4 +237,45 @@ export function mcpToolCall(url: string, tool: string, args: Record<string, unkn
       params: { name: tool, arguments: args },
     }),
   };
+}
+
+const BENCH_POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function postgresAdmin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: BENCH_POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A fresh PostgreSQL database for one bench, on the server BENCH_POSTGRES_URL names (default the
+ * local test server): migrated, the per-token limits lifted, `extra` added to the environment, and
+ * dropped afterwards.
+ */
+export async function withBenchPostgres<T>(
+  run: (env: Record<string, string>) => Promise<T>,
+  extra: Record<string, string> = {},
+): Promise<T> {
+  const name = `ac_bench_${randomBytes(4).toString('hex')}`;
+  await postgresAdmin(`CREATE DATABASE ${name}`);
+  const url = new URL(BENCH_POSTGRES_URL);
+  url.pathname = `/${name}`;
+  const env = {
+    DATABASE_URL: url.toString(),
+    SEED_DEMO: 'false',
+    LOG_LEVEL: 'warn',
+    LIMIT_TOKEN_PER_MINUTE: '100000000',
+    LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
+    ...extra,
+  };
+  try {
+    cli(['migrate'], env);
+    return await run(env);
+  } finally {
+    await postgresAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
 }
