@@ -26,6 +26,7 @@ import {
   mintBenchToken,
   pinLoadGenerator,
   report,
+  residentAfterStartMb,
   residentMb,
   SECONDS,
   startProcess,
@@ -153,7 +154,7 @@ try {
   const signedTokens = await prepareSignedTokens(env);
   await seedMemberReads(env.DATABASE_URL);
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
-  const rssAtStart = residentMb(server.child.pid!);
+  const rssAtStart = await residentAfterStartMb(server);
 
   rows.push(
     await load(

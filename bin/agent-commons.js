@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly, so a fresh clone needs no build step: through Node's own type
-// stripping on every supported line (the sources use only erasable syntax, tsconfig.json checks it),
-// or through tsx where stripping is switched off (--no-experimental-strip-types).
+import { useStrippedSources } from './stripped-sources.js';
+// Runs the TypeScript sources directly, so a fresh clone needs no build step: stripped of their types
+// ahead of loading (stripped-sources.js), or by Node's own type stripping where that cannot be used
+// (the sources use only erasable syntax, tsconfig.json checks it), or through tsx where stripping is
+// switched off (--no-experimental-strip-types).
 import { assertSupportedNode } from './supported-node.js';
 
 assertSupportedNode();
-if (!process.features.typescript) {
+if (process.features.typescript) {
+  useStrippedSources();
+} else {
   const { register } = await import('tsx/esm/api');
   register();
 }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { InvalidatingCache } from './invalidating-cache.ts';
 import { registerDirectReader } from './prepared.ts';
 import type { Db } from './schema.ts';
@@ -45,9 +45,6 @@ export interface PoolUse {
   waiting: number;
   max: number;
 }
-
-// int8 (COUNT, bigint epoch milliseconds) arrives as a string by default; every value we store fits a double.
-pg.types.setTypeParser(20, (value) => Number(value));
 
 /** How long PostgreSQL may keep a request waiting before it is answered 503 (DATABASE_*_TIMEOUT_MS). */
 export interface DatabaseTimeouts {
@@ -120,23 +117,26 @@ function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
 }
 
 function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
-  const pool = postgresPool(url, timeouts);
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }) }) as Db;
+  // Kysely asks for the pool at the first query.
+  let pool: pg.Pool | undefined;
+  const db = new Kysely({
+    dialect: new PostgresDialect({ pool: async () => (pool = await postgresPool(url, timeouts)) }),
+  }) as Db;
   const parsed = new URL(url);
   return {
     db,
     engine: 'postgres',
     location: `postgres://${parsed.host}${parsed.pathname}`,
     poolUse: () => ({
-      total: pool.totalCount,
-      idle: pool.idleCount,
-      waiting: pool.waitingCount,
-      max: pool.options.max ?? 10,
+      total: pool?.totalCount ?? 0,
+      idle: pool?.idleCount ?? 0,
+      waiting: pool?.waitingCount ?? 0,
+      max: pool?.options.max ?? 10,
     }),
     async unbounded(fn) {
       const single = new Kysely({
         dialect: new PostgresDialect({
-          pool: postgresPool(url, { ...timeouts, statementTimeoutMs: 0 }, 1),
+          pool: () => postgresPool(url, { ...timeouts, statementTimeoutMs: 0 }, 1),
         }),
       }) as Db;
       try {
@@ -149,7 +149,20 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
   };
 }
 
-function postgresPool(url: string, timeouts: DatabaseTimeouts, max = 10): pg.Pool {
+/** The pg driver, loaded by the first PostgreSQL connection (an embedded-engine instance never loads it). */
+let driver: Promise<typeof pg> | undefined;
+
+function pgDriver(): Promise<typeof pg> {
+  driver ??= import('pg').then(({ default: pg }) => {
+    // int8 (COUNT, bigint epoch milliseconds) arrives as a string by default; every value we store fits a double.
+    pg.types.setTypeParser(20, (value) => Number(value));
+    return pg;
+  });
+  return driver;
+}
+
+async function postgresPool(url: string, timeouts: DatabaseTimeouts, max = 10): Promise<pg.Pool> {
+  const pg = await pgDriver();
   const { connectTimeoutMs, statementTimeoutMs } = timeouts;
   const pool = new pg.Pool({
     connectionString: url,

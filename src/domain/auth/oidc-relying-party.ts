@@ -1,4 +1,4 @@
-import * as client from 'openid-client';
+import type * as OpenidClient from 'openid-client';
 import { isLoopback, type OidcConfig } from '../../config.ts';
 import { normalizeEmail } from '../members/members.ts';
 import type { OidcLoginSecrets } from './oidc-logins.ts';
@@ -37,8 +37,13 @@ const REQUEST_TIMEOUT_SECONDS = 10;
  * on first use and kept; a failed discovery is retried on the next sign-in rather than cached, so a
  * provider that was down at boot does not disable sign-in until a restart.
  */
+/** openid-client, loaded by the first sign-in through the provider (an instance without OIDC never loads it). */
+function openidClient(): Promise<typeof OpenidClient> {
+  return import('openid-client');
+}
+
 export function createOidcRelyingParty(config: OidcConfig, redirectUri: string): OidcRelyingParty {
-  let discovered: Promise<client.Configuration> | undefined;
+  let discovered: Promise<OpenidClient.Configuration> | undefined;
   const configuration = () => {
     discovered ??= discover(config).catch((error: unknown) => {
       discovered = undefined;
@@ -49,7 +54,7 @@ export function createOidcRelyingParty(config: OidcConfig, redirectUri: string):
 
   return {
     async authorizationUrl(secrets) {
-      const server = await configuration();
+      const [client, server] = await Promise.all([openidClient(), configuration()]);
       return client.buildAuthorizationUrl(server, {
         redirect_uri: redirectUri,
         response_type: 'code',
@@ -62,7 +67,7 @@ export function createOidcRelyingParty(config: OidcConfig, redirectUri: string):
     },
 
     async verifiedEmail(callbackQuery, secrets) {
-      const server = await configuration();
+      const [client, server] = await Promise.all([openidClient(), configuration()]);
       // The redirect URI sent to the token endpoint is this URL without its query, so it is built
       // from the configured public address, never from the Host header.
       const current = new URL(redirectUri);
@@ -81,13 +86,14 @@ export function createOidcRelyingParty(config: OidcConfig, redirectUri: string):
         const userinfo = await client.fetchUserInfo(server, tokens.access_token, idToken.sub);
         return emailFrom(userinfo);
       } catch (error) {
-        throw asSignInError(error);
+        throw asSignInError(client, error);
       }
     },
   };
 }
 
-async function discover(config: OidcConfig): Promise<client.Configuration> {
+async function discover(config: OidcConfig): Promise<OpenidClient.Configuration> {
+  const client = await openidClient();
   const issuer = new URL(config.issuer);
   // Plain http is allowed only for a provider on this machine (config.ts refuses it elsewhere).
   const insecure = issuer.protocol === 'http:' && isLoopback(issuer.hostname);
@@ -119,7 +125,7 @@ function emailFrom(claims: { readonly [claim: string]: unknown }): string {
   return email;
 }
 
-function asSignInError(error: unknown): OidcSignInError {
+function asSignInError(client: typeof OpenidClient, error: unknown): OidcSignInError {
   if (error instanceof OidcSignInError) return error;
   if (error instanceof client.ResponseBodyError || error instanceof client.AuthorizationResponseError)
     return new OidcSignInError('rejected', `the provider refused: ${error.error}`, { cause: error });

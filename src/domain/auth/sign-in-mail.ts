@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { type Config, isLoopback } from '../../config.ts';
 import { StartRefused } from '../../core/errors.ts';
 
@@ -49,11 +49,15 @@ export function signInDelivery(config: Config): SignInDelivery {
 export function createMailer(config: Config): Mailer {
   const delivery = signInDelivery(config);
   if (delivery === 'smtp') {
-    const transport = nodemailer.createTransport(config.smtpUrl!);
+    // nodemailer is loaded by the first mail (an instance without SMTP never loads it).
+    let transport: Promise<Transporter> | undefined;
     return {
       delivery,
       send: async (message) => {
-        await transport.sendMail({
+        transport ??= import('nodemailer').then((nodemailer) =>
+          nodemailer.default.createTransport(config.smtpUrl!),
+        );
+        await (await transport).sendMail({
           from: config.mailFrom,
           to: message.to,
           subject: message.subject,

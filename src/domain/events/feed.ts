@@ -5,7 +5,7 @@ import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Clocked, Configured, OnDatabase, Store } from '../ports.ts';
 import { canonicalEventUrl, forgetUpcoming, markRefreshed } from './events.ts';
-import { type FeedEvent, occurrenceWindow, parseIcs } from './ics.ts';
+import type { FeedEvent } from './ics.ts';
 
 const FETCH_TIMEOUT_MS = 15_000;
 const MAX_FEED_BYTES = 10 * 1024 * 1024;
@@ -79,6 +79,8 @@ export async function refreshEventsFromFeed(
   const now = deps.clock.now();
   const byUrl = new Map<string, FeedEvent>();
   let skipped = 0;
+  // The iCalendar parser is loaded by the first refresh: an instance without a feed never loads it.
+  const { occurrenceWindow, parseIcs } = await import('./ics.ts');
   for (const event of parseIcs(text, occurrenceWindow(now))) {
     const url = platformUrlOf(event, hosts);
     if (!url || event.cancelled) {

@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { outboundFetch } from '../../outbound.ts';
 import { type Format, formatOf, type ParsedDocument } from './document.ts';
-import { readHtml } from './html-reader.ts';
 import { readPdf } from './pdf-reader.ts';
 import { looksLikeRfc, readRfc } from './rfc-reader.ts';
 import { readMarkdown, readPlainText } from './text-readers.ts';
@@ -63,7 +62,8 @@ export async function fetchSource(target: string, policy: SourcePolicy): Promise
 export async function parseSource(fetched: Fetched): Promise<ParsedDocument> {
   if (fetched.format === 'pdf') return readPdf(fetched.bytes);
   const text = fetched.bytes.toString('utf8');
-  if (fetched.format === 'html') return readHtml(text);
+  // The HTML parser is loaded by the first HTML source, not by every instance.
+  if (fetched.format === 'html') return (await import('./html-reader.ts')).readHtml(text);
   if (fetched.format === 'markdown') return readMarkdown(text);
   return looksLikeRfc(text) ? readRfc(text) : readPlainText(text);
 }
