@@ -26,7 +26,6 @@ import {
   mintBenchToken,
   pinLoadGenerator,
   report,
-  residentAfterStartMb,
   residentMb,
   SECONDS,
   startProcess,
@@ -154,7 +153,7 @@ try {
   const signedTokens = await prepareSignedTokens(env);
   await seedMemberReads(env.DATABASE_URL);
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
-  const rssAtStart = await residentAfterStartMb(server);
+  const rssAtStart = residentMb(server.child.pid!);
 
   rows.push(
     await load(

@@ -40,12 +40,6 @@ export function pinLoadGenerator(): boolean {
   return spawnSync('taskset', ['-a', '-cp', '1', String(process.pid)]).status === 0;
 }
 
-/** The service's resident memory once its start is over: after the start's trim, or 15 s after listening. */
-export async function residentAfterStartMb(server: Server): Promise<number> {
-  await Promise.race([server.startTrimmed, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-  return residentMb(server.child.pid!);
-}
-
 export function residentMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -71,13 +65,8 @@ export interface Server {
   child: ChildProcess;
   /** Date.now() when the server's "listening on" line arrived. */
   listenedAt: number;
-  /** Settles true once the service has given back the memory its start needed (false if it exited first). */
-  startTrimmed: Promise<boolean>;
   stop(): Promise<void>;
 }
-
-/** A line the service logs once the memory its start needed is given back (src/cli/serve.ts). */
-const START_TRIMMED = 'memory trimmed after the start';
 
 /** The address a server prints once it listens ("… listening on http://host:port …"). */
 function printedAddress(child: ChildProcess, timeoutMs = 20_000): Promise<string> {
@@ -114,24 +103,13 @@ export async function startProcess(
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const addressPrinted = printedAddress(child);
-  const startTrimmed = new Promise<boolean>((resolve) => {
-    const watch = (chunk: string) => {
-      if (!chunk.includes(START_TRIMMED)) return;
-      child.stdout!.off('data', watch);
-      resolve(true);
-    };
-    child.stdout!.on('data', watch);
-    child.once('exit', () => resolve(false));
-  });
-  const url = await addressPrinted;
+  const url = await printedAddress(child);
   const listenedAt = Date.now();
   await waitFor(url + health);
   return {
     url,
     child,
     listenedAt,
-    startTrimmed,
     stop: () =>
       new Promise((resolve) => {
         child.once('exit', () => resolve());

@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify';
 import { buildApp } from '../app.ts';
 import { type Config, loadConfig } from '../config.ts';
 import { StartRefused } from '../core/errors.ts';
@@ -8,7 +7,6 @@ import { seedNewDatabase } from '../domain/demo/seed.ts';
 import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
 import { describePayments } from '../domain/payments/describe.ts';
 import { startPaymentReconciler } from '../domain/payments/reconciler.ts';
-import { trimMemory, trimWhenIdle } from '../memory-trim.ts';
 import { startMetricsServer } from '../surfaces/metrics-endpoint.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 import { drainOnSignal } from './drain.ts';
@@ -22,24 +20,6 @@ function describeMetrics(config: Config, portUrl: string | undefined): string {
   if (places.length === 0) return 'metrics: off (set METRICS_PATH or METRICS_PORT)';
   const guard = config.metrics.bearer ? 'bearer METRICS_BEARER' : 'no bearer, loopback only';
   return `metrics: ${places.join(' and ')} (${guard})`;
-}
-
-/** Trims memory once the start is done, then after each busy spell (MEMORY_TRIM_IDLE_MS). */
-function keepMemoryTrimmed(config: Config, started: Promise<void>, log: FastifyBaseLogger): () => void {
-  if (config.memoryTrimIdleMs === 0) return () => {};
-  let stopIdle = () => {};
-  let stopped = false;
-  void started.then(() => {
-    if (stopped) return;
-    log.info(trimMemory(), 'memory trimmed after the start');
-    stopIdle = trimWhenIdle(config.memoryTrimIdleMs, (trimmed) =>
-      log.info(trimmed, 'memory trimmed while idle'),
-    );
-  });
-  return () => {
-    stopped = true;
-    stopIdle();
-  };
 }
 
 export async function serve(options: { seed: boolean }): Promise<void> {
@@ -62,10 +42,8 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   process.stdout.write(`${describePayments(config.payments)}\n`);
   const metrics = await startMetricsServer(deps);
   process.stdout.write(`${describeMetrics(config, metrics?.url)}\n`);
-  // The research index is built in the background now rather than at the first question; the
-  // memory the start needed is given back once it is.
-  const warmed = deps.corpus.warm();
-  const stopTrim = keepMemoryTrimmed(config, warmed, app.log);
+  // The research index is built in the background now rather than at the first question.
+  deps.corpus.warm();
   const stopScheduler = startScheduler(deps, app.log, { workers: config.runWorkers });
   const stopLeaderboard = scheduleLeaderboardRefresh(deps, app.log);
   // Donations settled but never recorded (a killed process, a silent facilitator) are recorded now.
@@ -73,7 +51,7 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   drainOnSignal({
     app,
     deps,
-    stopTimers: [stopLeaderboard, stopReconciler, stopTrim],
+    stopTimers: [stopLeaderboard, stopReconciler],
     stopScheduler,
     metricsServer: metrics?.server,
   });

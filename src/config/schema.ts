@@ -69,16 +69,6 @@ export const CONFIG_SCHEMA = {
     default: true,
     description: 'Seed the demo community when the database has no members. Set `false` in production.',
   }),
-  memoryTrimIdleMs: durationMs({
-    env: 'MEMORY_TRIM_IDLE_MS',
-    group: 'server',
-    default: 30_000,
-    min: 0,
-    description:
-      'Give idle memory back to the system: once the start is done, and after each busy spell once ' +
-      'this long has passed with the process idle (one collection of tens of milliseconds). `0`: never. ' +
-      'See [deployment](deployment.md#memory).',
-  }),
   tiersFile: optional({
     env: 'TIERS_FILE',
     group: 'server',

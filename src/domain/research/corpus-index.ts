@@ -33,8 +33,8 @@ export interface CorpusIndexState {
 export interface CorpusIndex {
   searcher(): Promise<CorpusSearcher>;
   state(): CorpusIndexState | undefined;
-  /** Builds (or reads back) the index now rather than at the first search; resolves when it is ready or could not be built. */
-  warm(): Promise<void>;
+  /** Starts building the index now rather than at the first search. */
+  warm(): void;
   close(): void;
 }
 
@@ -142,11 +142,8 @@ class IndexedCorpus implements CorpusIndex {
     return this.rebuilding;
   }
 
-  warm(): Promise<void> {
-    return this.searcher().then(
-      () => {},
-      () => {},
-    );
+  warm(): void {
+    this.searcher().catch(() => {});
   }
 
   private async rebuild(generation: string): Promise<CorpusSearcher> {
