@@ -1,13 +1,48 @@
 // One row served by two checkouts of the service, in interleaved rounds on the same machine and
 // minute: this tree and BENCH_COMPARE_DIR (another checkout, e.g. `git worktree add /tmp/before REV`
-// with node_modules linked). Row: (b) GET /api/agent/setup-check with a bearer, as in bench/run.ts.
-// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=5] node bench/compare-revisions.ts
-import { benchEnvironment, cli, load, mintBenchToken, type Server, startProcess } from './support.ts';
+// with node_modules linked). Rows as in bench/run.ts: BENCH_COMPARE_ROW=b (GET /api/agent/setup-check
+// with a bearer, the default) or c (POST a highlight with a sandbox token).
+// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_COMPARE_ROW=b|c] [BENCH_ROUNDS=5] node bench/compare-revisions.ts
+import type autocannon from 'autocannon';
+import {
+  benchEnvironment,
+  cli,
+  highlightStory,
+  load,
+  mintBenchToken,
+  type Server,
+  startProcess,
+} from './support.ts';
 
 const other = process.env.BENCH_COMPARE_DIR;
 if (!other) throw new Error('set BENCH_COMPARE_DIR to the other checkout');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const here = process.cwd();
+const row = process.env.BENCH_COMPARE_ROW ?? 'b';
+const rows: Record<
+  string,
+  { name: string; scopes: string; sandbox: boolean; request: (token: string) => autocannon.Options }
+> = {
+  b: {
+    name: '(b) setup-check, bearer',
+    scopes: 'read:public',
+    sandbox: false,
+    request: (token) => ({ url: '/api/agent/setup-check', headers: { authorization: `Bearer ${token}` } }),
+  },
+  c: {
+    name: '(c) POST highlight, sandbox token',
+    scopes: 'events:submit_recap,read:public',
+    sandbox: true,
+    request: (token) => ({
+      url: '/api/ingest/highlights/pending',
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: highlightStory('bench-sandbox'),
+    }),
+  },
+};
+const measured = rows[row];
+if (!measured) throw new Error(`BENCH_COMPARE_ROW is b or c, not ${row}`);
 
 /** A server of the checkout in `dir`, on a database of its own with one bench token. */
 async function serveFrom(
@@ -18,7 +53,7 @@ async function serveFrom(
   try {
     const { env } = benchEnvironment(`agent-commons-compare-${label}-`);
     cli(['migrate'], env);
-    const { token } = mintBenchToken(env, label, 'read:public', false);
+    const { token } = mintBenchToken(env, label, measured.scopes, measured.sandbox);
     const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
     return { server, token, label };
   } finally {
@@ -30,14 +65,15 @@ const sides = [await serveFrom(other, 'other'), await serveFrom(here, 'this')];
 const figures: Record<string, { rps: number; cpu: number }[]> = { other: [], this: [] };
 for (let round = 1; round <= rounds; round++) {
   for (const side of round % 2 ? sides : [...sides].reverse()) {
+    const request = measured.request(side.token);
     const result = await load(
-      `${round}: (b) ${side.label}`,
-      { url: `${side.server.url}/api/agent/setup-check`, headers: { authorization: `Bearer ${side.token}` } },
+      `${round}: ${measured.name} ${side.label}`,
+      { ...request, url: side.server.url + request.url },
       side.server.child.pid,
     );
     figures[side.label].push({ rps: result.requestsPerSecond, cpu: result.cpuPerRequest ?? 0 });
     console.log(
-      `round ${round} ${side.label}: ${result.requestsPerSecond} req/s, ${result.cpuPerRequest} µs/req`,
+      `round ${round} ${side.label}: ${result.requestsPerSecond} req/s, ${result.cpuPerRequest} µs/req, ${result.non2xx} non-2xx`,
     );
   }
 }
@@ -45,6 +81,6 @@ for (const side of sides) await side.server.stop();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const [otherRps, thisRps] = [median(figures.other.map((f) => f.rps)), median(figures.this.map((f) => f.rps))];
 console.log(
-  `(b) medians: ${other} ${otherRps} req/s (${median(figures.other.map((f) => f.cpu))} µs), this tree ${thisRps} req/s ` +
+  `${measured.name} medians: ${other} ${otherRps} req/s (${median(figures.other.map((f) => f.cpu))} µs), this tree ${thisRps} req/s ` +
     `(${median(figures.this.map((f) => f.cpu))} µs): ${(((thisRps - otherRps) / otherRps) * 100).toFixed(1)} %`,
 );

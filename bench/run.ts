@@ -21,6 +21,7 @@ import {
   CONNECTIONS,
   cli,
   type Figures,
+  highlightStory,
   load,
   mcpToolCall,
   mintBenchToken,
@@ -165,13 +166,7 @@ try {
       server.child.pid,
     ),
   );
-  const story = (id: string) =>
-    JSON.stringify({
-      id,
-      event_title: 'Bench night',
-      dek: 'A short recap of the night.',
-      date: '2026-07-16',
-    });
+  const story = highlightStory;
   let sequence = 0;
   rows.push(
     await load(

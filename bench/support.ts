@@ -204,6 +204,16 @@ export function mintBenchToken(
  * the rows measure the service, not its refusals. Browser sessions are charged to the anonymous
  * per-IP budget (scenario e1).
  */
+/** The body of a highlight submission, as rows (c) and (d) post it. */
+export function highlightStory(id: string): string {
+  return JSON.stringify({
+    id,
+    event_title: 'Bench night',
+    dek: 'A short recap of the night.',
+    date: '2026-07-16',
+  });
+}
+
 export function benchEnvironment(prefix: string): { dir: string; env: Record<string, string> } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return {

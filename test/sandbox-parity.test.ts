@@ -88,6 +88,16 @@ for (const engine of engines) {
       // Activity ids sort by time: this call's row is the newest.
       t.clock.advance(1000);
       const before = await kept();
+      const rsvpRows = async () =>
+        (
+          await t.deps.db
+            .selectFrom('activity')
+            .select('id')
+            .where('member_id', '=', memberId)
+            .where('operation', '=', 'rsvpToEvent')
+            .execute()
+        ).length;
+      const rowsBefore = await rsvpRows();
       const response = await t.call('POST', '/api/events/rsvp', { token: sandbox, body: { event_url: url } });
       assert.equal(response.status, 200);
       assert.equal(response.body.simulated, true);
@@ -97,6 +107,11 @@ for (const engine of engines) {
         args: { event_url: url },
       });
       assert.deepEqual(await kept(), before);
+      assert.equal(
+        await rsvpRows(),
+        rowsBefore + 1,
+        'one activity row, kept though the rehearsal rolled back',
+      );
       const [row] = await t.deps.db
         .selectFrom('activity')
         .select(['operation', 'status', 'outcome'])

@@ -189,7 +189,9 @@ function validate(call: Call): void {
 
 /** A sandbox token's write: checked as the live call would be, answered with a receipt, nothing kept. */
 async function sandboxStep(call: Call): Promise<CallResult> {
-  const body = await sandboxReceipt(call.op, contextOf(call));
+  // The rehearsal's unit commits its activity row once its effects are rolled back.
+  const hook = commitHook(call, { status: 200, outcome: 'sandbox' });
+  const body = await withCommitHook(hook, () => sandboxReceipt(call.op, contextOf(call)));
   call.sandboxed = true;
   return { status: 200, body, headers: call.rateHeaders };
 }
@@ -238,7 +240,9 @@ async function handleRecorded(call: Call): Promise<OperationResult> {
   const { op, deps } = call;
   const context = contextOf(call);
   try {
-    return await withCommitHook(commitHook(call), () => op.handler(context));
+    return await withCommitHook(commitHook(call, { status: op.successStatus, outcome: 'ok' }), () =>
+      op.handler(context),
+    );
   } catch (error) {
     // The key is released so a retry runs the operation again (unless the operation's transaction
     // had committed: see releaseIdempotencyKey). When the database is away the release fails too:
@@ -251,17 +255,16 @@ async function handleRecorded(call: Call): Promise<OperationResult> {
 
 /**
  * Written in the operation's first transaction, so they commit with its effect: the activity row
- * (assuming the call succeeds as declared) and the Idempotency-Key's `applied` state.
+ * (assuming the call is answered as `assumed`) and the Idempotency-Key's `applied` state.
  */
-function commitHook(call: Call): CommitHook {
+function commitHook(call: Call, assumed: { status: number; outcome: string }): CommitHook {
   const { activity, keyHash } = call;
   return {
     used: false,
     run: async (trx) => {
       if (activity) {
-        const written = { status: call.op.successStatus, outcome: 'ok' };
-        await insertActivity(trx, activity.id, activityRecord(call, written));
-        activity.written = written;
+        await insertActivity(trx, activity.id, activityRecord(call, assumed));
+        activity.written = assumed;
       }
       if (keyHash) await markIdempotencyApplied(trx, keyHash);
     },

@@ -1,10 +1,8 @@
+import { sql } from 'kysely';
 import { ApiError } from '../../core/errors.ts';
 import type { Principal } from '../../domain/auth/principal.ts';
 import { transact } from '../../storage/transactions.ts';
 import type { Operation, OperationContext } from '../types.ts';
-
-/** Thrown at the end of a rehearsal so its transaction rolls back; never leaves this module. */
-const REHEARSED = Symbol('rehearsed');
 
 /** Whether this call is a sandbox token's and is answered by the sandbox step rather than the handler. */
 export function isSandboxCall(op: Operation, principal: Principal): boolean {
@@ -34,15 +32,20 @@ export async function sandboxReceipt(op: Operation, context: OperationContext<un
   };
 }
 
-/** Runs the handler in a transaction that rolls back: its refusals are the call's, its effects are undone. */
+/**
+ * Runs the handler inside a savepoint that is always rolled back: its refusals are the call's, its
+ * effects are undone. The transaction around it commits, so the call's commit hook (its activity
+ * row) is written in the same write unit rather than in a second one.
+ */
 async function rehearse(op: Operation, context: OperationContext<unknown>): Promise<void> {
-  try {
-    await transact(context.deps, async (trx) => {
+  await transact(context.deps, async (trx) => {
+    await sql`savepoint rehearsal`.execute(trx);
+    try {
       // Reads go through the rehearsal's transaction too (the embedded engine has one connection).
       await op.handler({ ...context, deps: { ...context.deps, db: trx } });
-      throw REHEARSED;
-    });
-  } catch (error) {
-    if (error !== REHEARSED) throw error;
-  }
+    } finally {
+      await sql`rollback to savepoint rehearsal`.execute(trx);
+      await sql`release savepoint rehearsal`.execute(trx);
+    }
+  });
 }
