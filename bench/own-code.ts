@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from '../src/config.ts';
 import { createDeps } from '../src/deps.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
-import { directReads } from '../src/surfaces/direct-reads.ts';
+import { frontDoor } from '../src/surfaces/front-door.ts';
 
 const ROUNDS = 5;
 const READS_PER_ROUND = 200_000;
@@ -19,7 +19,7 @@ export async function ownCodePerRead(
 ): Promise<number> {
   const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
   const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
-  const reads = directReads(deps, OPERATIONS, log, false);
+  const reads = frontDoor(deps, OPERATIONS, log, false);
   // Only what direct reads touch of node's request and response.
   const request = {
     method: 'GET',

@@ -7,7 +7,7 @@ import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Deps } from './operations/services.ts';
 import type { Operation } from './operations/types.ts';
 import { registerA2a } from './surfaces/a2a.ts';
-import { type DirectReads, directReads } from './surfaces/direct-reads.ts';
+import { type FrontDoor, frontDoor } from './surfaces/front-door.ts';
 import { registerHealthChecks } from './surfaces/health.ts';
 import { registerMcpSurface } from './surfaces/mcp.ts';
 import { registerMetricsPath } from './surfaces/metrics-endpoint.ts';
@@ -42,15 +42,15 @@ export interface AppOptions {
   extraOperations?: Operation[];
   /** false silences the log (tests); otherwise pino at the configured level. */
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
-  /** false: every request through Fastify (tests compare the two ways of answering a GET). */
-  directReads?: boolean;
+  /** false: every request through Fastify (tests compare the two ways of answering a request). */
+  frontDoor?: boolean;
 }
 
-const directReadsByApp = new WeakMap<FastifyInstance, DirectReads>();
+const frontDoorByApp = new WeakMap<FastifyInstance, FrontDoor>();
 
-/** The app's direct reads, if it has them (tests check which requests they answered). */
-export function directReadsOf(app: FastifyInstance): DirectReads | undefined {
-  return directReadsByApp.get(app);
+/** The app's front door, if it has one (tests check which requests it answered). */
+export function frontDoorOf(app: FastifyInstance): FrontDoor | undefined {
+  return frontDoorByApp.get(app);
 }
 
 /** The HTTP server Fastify would create itself, with its timeouts, around `listener`. */
@@ -71,9 +71,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   const operations = [...OPERATIONS, ...(options.extraOperations ?? [])];
   checkRegistry(operations);
   const loggerOption = options.logger ?? { level: deps.config.logLevel };
-  let direct: DirectReads | undefined;
+  let direct: FrontDoor | undefined;
   const app = Fastify({
-    // GET operations are answered before Fastify routes them (src/surfaces/direct-reads.ts).
+    // GET operations and MCP and A2A POSTs are answered by the front door before Fastify routes them
+    // (src/surfaces/front-door.ts).
     serverFactory: (handler, serverOptions) =>
       httpServer(serverOptions, (request, response) => {
         if (!direct?.serve(request, response)) handler(request, response);
@@ -112,7 +113,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
 
   // Set as the request arrives (a callback hook, no promise per request), so every reply carries them.
   // Direct reads set the same two headers themselves: an app-wide hook added here does not run for
-  // them, so add its effect there too (test/direct-reads.test.ts compares both ways of answering).
+  // them, so add its effect there too (test/front-door.test.ts compares both ways of answering).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
@@ -126,15 +127,15 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
 
   registerRestOperations(app, deps, operations);
   const endpoints = [registerMcpSurface(app, deps, operations), registerA2a(app, deps, operations)];
-  if (options.directReads !== false) {
-    const reads = directReads(deps, operations, app.log, deps.config.trustProxy, endpoints);
-    // Once closing starts, Fastify answers (503 to new requests) as it would without direct reads.
+  if (options.frontDoor !== false) {
+    const door = frontDoor(deps, operations, app.log, deps.config.trustProxy, endpoints);
+    // Once closing starts, Fastify answers (503 to new requests) as it would without the front door.
     app.addHook('preClose', (done) => {
-      reads.stop();
+      door.stop();
       done();
     });
-    direct = reads;
-    directReadsByApp.set(app, reads);
+    direct = door;
+    frontDoorByApp.set(app, door);
   }
   registerRestFallbacks(app, deps);
   allowCrossOriginOAuth(app);

@@ -10,7 +10,7 @@ import { A2A_PATH, capabilitiesOf, registerAgentCard } from './a2a-card.ts';
 import { type FailureContext, RPC } from './a2a-errors.ts';
 import { callMethod, type MethodContext, type RpcError, RpcFailure } from './a2a-methods.ts';
 import { LEGACY_VERSION, negotiateVersion } from './a2a-version.ts';
-import type { PostAnswer, PostEndpoint } from './direct-reads.ts';
+import type { PostAnswer, PostEndpoint } from './front-door.ts';
 import { type HttpRequestView, header, JSON_TYPE } from './rest.ts';
 
 /** More entries than this in one batch is refused whole: each entry is a full operation call. */
@@ -97,7 +97,7 @@ function versionAsked(
  * The A2A surface: JSON-RPC 2.0 at /api/a2a and the agent card. Every call goes through the same
  * pipeline as REST (ARCHITECTURE.md §2); this file only speaks the envelope. The POST is one
  * function of the request (PostEndpoint), which the Fastify route and the door before Fastify
- * (direct-reads.ts) both call.
+ * (front-door.ts) both call.
  */
 export function registerA2a(
   app: FastifyInstance,

@@ -21,7 +21,7 @@ import { chargeAnonymous } from '../operations/pipeline/charge.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
-import type { PostAnswer, PostEndpoint } from './direct-reads.ts';
+import type { PostAnswer, PostEndpoint } from './front-door.ts';
 import { refusedBearer, scopeChallengeFor } from './mcp-credentials.ts';
 import type { ExchangeAnswerer, HttpAnswer } from './mcp-exchange.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';

@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { directReadsOf } from '../src/app.ts';
+import { frontDoorOf } from '../src/app.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { acceptsGzip } from '../src/http/serialized-answers.ts';
 import { defineOperation } from '../src/operations/types.ts';
@@ -70,12 +70,12 @@ function comparable(wire: Wire, baseUrl: string) {
 type Normalise = (wire: Wire, baseUrl: string) => unknown;
 
 /** Two apps on one fresh database: one with the door before Fastify, one where Fastify answers all. */
-function appsWithAndWithoutTheDoor(options: Omit<TestAppOptions, 'database' | 'directReads'>) {
+function appsWithAndWithoutTheDoor(options: Omit<TestAppOptions, 'database' | 'frontDoor'>) {
   const apps = {} as { database: TestDatabase; direct: TestApp; routed: TestApp };
   before(async () => {
     apps.database = await freshDatabase('sqlite');
     apps.direct = await startTestApp({ ...options, database: apps.database });
-    apps.routed = await startTestApp({ ...options, database: apps.database, directReads: false });
+    apps.routed = await startTestApp({ ...options, database: apps.database, frontDoor: false });
   });
   after(async () => {
     await apps.direct?.close();
@@ -95,7 +95,7 @@ async function assertFallsThrough(
   cases: [string, string, Record<string, string>, string?][],
   normalise: Normalise = comparable,
 ): Promise<void> {
-  const reads = directReadsOf(direct.app);
+  const reads = frontDoorOf(direct.app);
   const before = reads?.answered ?? 0;
   for (const [index, [method, path, sent, body]] of cases.entries()) {
     const headers = { ...sent, 'x-request-id': `fall-${index}`, 'x-forwarded-for': `203.0.113.${index + 1}` };
@@ -133,7 +133,7 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       extraOperations: [legacyEcho, failingRead],
     };
     direct = await startTestApp(options);
-    routed = await startTestApp({ ...options, logStream: routedLog, directReads: false });
+    routed = await startTestApp({ ...options, logStream: routedLog, frontDoor: false });
     eventUrl = await cacheEvent(direct, 'direct-read');
     // Eight events: the upcoming answer passes the size from which it is also kept gzipped.
     for (let i = 2; i <= 8; i++) await cacheEvent(direct, `read-${i}`, 24 * i);
@@ -191,7 +191,7 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       { path: '/api/test/old-echo?note=much-longer-than-twenty' },
       { path: '/api/test/failing-read' },
     ];
-    const before = directReadsOf(direct.app)?.answered ?? 0;
+    const before = frontDoorOf(direct.app)?.answered ?? 0;
     for (const [index, item] of cases.entries()) {
       const headers = { 'x-request-id': `compare-${index}`, ...item.headers };
       const viaDirect = await send(direct.baseUrl, 'GET', item.path, headers);
@@ -203,8 +203,8 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       );
     }
     // Every case was answered directly on one side and by Fastify on the other.
-    assert.equal((directReadsOf(direct.app)?.answered ?? 0) - before, cases.length);
-    assert.equal(directReadsOf(routed.app), undefined);
+    assert.equal((frontDoorOf(direct.app)?.answered ?? 0) - before, cases.length);
+    assert.equal(frontDoorOf(routed.app), undefined);
   });
 
   test('the request is logged as Fastify logs it, without its query string', async () => {
@@ -371,7 +371,7 @@ describe('MCP POSTs answered before Fastify match the Fastify route byte for byt
       [{ ...latest, origin: 'https://elsewhere.example' }, JSON.stringify(call(18, 'ping'))],
       [{ ...json, 'mcp-protocol-version': '1999-01-01' }, JSON.stringify(call(19, 'ping'))],
     ];
-    const before = directReadsOf(direct.app)?.answered ?? 0;
+    const before = frontDoorOf(direct.app)?.answered ?? 0;
     for (const [index, [headers, body]] of cases.entries()) {
       // Each case from an address of its own: both servers count the same calls per address.
       const sent = { ...headers, 'x-request-id': `mcp-${index}`, 'x-forwarded-for': `192.0.2.${index + 1}` };
@@ -379,7 +379,7 @@ describe('MCP POSTs answered before Fastify match the Fastify route byte for byt
       const viaFastify = await send(routed.baseUrl, 'POST', '/api/mcp', sent, body);
       assert.deepEqual(comparable(viaDirect, direct.baseUrl), comparable(viaFastify, routed.baseUrl), body);
     }
-    assert.equal((directReadsOf(direct.app)?.answered ?? 0) - before, cases.length);
+    assert.equal((frontDoorOf(direct.app)?.answered ?? 0) - before, cases.length);
     // The cases reach what they are about: a result, a tool's own answer, each refusal.
     const answers: Wire[] = [];
     for (const [index, [headers, body]] of cases.entries()) {
@@ -469,7 +469,7 @@ describe('A2A POSTs answered before Fastify match the Fastify route byte for byt
       [json, '"just a string"'],
       [{ 'content-type': 'text/plain' }, task(14, 'ic_health')],
     ];
-    const before = directReadsOf(direct.app)?.answered ?? 0;
+    const before = frontDoorOf(direct.app)?.answered ?? 0;
     const answers: Wire[] = [];
     for (const [index, [headers, body]] of cases.entries()) {
       const sent = { ...headers, 'x-request-id': `a2a-${index}`, 'x-forwarded-for': `192.0.2.${index + 1}` };
@@ -478,7 +478,7 @@ describe('A2A POSTs answered before Fastify match the Fastify route byte for byt
       assert.deepEqual(sameIds(viaDirect, direct.baseUrl), sameIds(viaFastify, routed.baseUrl), body);
       answers.push(viaDirect);
     }
-    assert.equal((directReadsOf(direct.app)?.answered ?? 0) - before, cases.length);
+    assert.equal((frontDoorOf(direct.app)?.answered ?? 0) - before, cases.length);
     // The cases reach what they are about: results, the 401 challenge, parse and envelope errors.
     assert.deepEqual(
       answers.map((answer) => answer.status),

@@ -51,7 +51,7 @@ interface DirectRoute {
   extraHeaders?: Record<string, string>;
 }
 
-export interface DirectReads {
+export interface FrontDoor {
   /** Answers the request and returns true, or returns false and leaves it to Fastify untouched. */
   serve(request: IncomingMessage, response: ServerResponse): boolean;
   /** From now on every request goes to Fastify (it answers 503 while the server closes). */
@@ -61,9 +61,8 @@ export interface DirectReads {
 }
 
 /**
- * The REST GET operations, and POSTs to the MCP and A2A endpoints, answered straight from node:http, before
- * Fastify routes them: the same
- * pipeline (`runOperation`), the same request id, client address, query parsing (fast-querystring,
+ * The front door: the REST GET operations, and POSTs to the MCP and A2A endpoints, answered straight
+ * from node:http, before Fastify routes them: the same pipeline (`runOperation`), the same request id, client address, query parsing (fast-querystring,
  * as Fastify's router) and the same status, headers and body as the Fastify route. It exists for
  * speed: on a cached public read (the upcoming list, an event lookup) Fastify's per-request request
  * and reply objects, hooks and child logger cost more than the read itself (docs/benchmarks.md).
@@ -71,17 +70,17 @@ export interface DirectReads {
  * is not byte for byte an operation's, a fragment, a server that is closing) goes to Fastify.
  *
  * A POST to a JSON-RPC endpoint (MCP, A2A) runs the endpoint's own exchange (PostEndpoint, the
- * function its Fastify route calls) on the body read here. Only a plain one comes this way: a Content-Type, a Content-Length between
- * 1 and the endpoint's body limit, no Transfer-Encoding; any other goes to Fastify, which refuses or
+ * function its Fastify route calls) on the body read here. Only a plain one comes this way: a
+ * Content-Type, a Content-Length between 1 and the endpoint's body limit, no Transfer-Encoding; any other goes to Fastify, which refuses or
  * parses it as it always has.
  */
-export function directReads(
+export function frontDoor(
   deps: Deps,
   operations: readonly Operation[],
   log: Logger,
   trustProxy: boolean,
   endpoints: readonly PostEndpoint[] = [],
-): DirectReads {
+): FrontDoor {
   const posts = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
   const routes = new Map<string, DirectRoute>();
   for (const op of operations.filter(isRestOperation)) {
