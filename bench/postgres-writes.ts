@@ -3,6 +3,8 @@
 // its COMMIT; after the load the stored rows are counted against the 2xx answers, so a write the
 // service acknowledged and lost, or stored twice, shows. BENCH_POSTGRES_URL (default the local test
 // server) names a server where a fresh database can be created and is dropped afterwards.
+// BENCH_PG_MEMBERS (default 1): how many members' tokens the writes take turns with. One member's
+// writes all take its daily highlight quota, one row: each waits for the previous one's commit.
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
@@ -16,6 +18,8 @@ import {
   withBenchPostgres,
 } from './support.ts';
 
+const MEMBERS = Math.max(1, Number(process.env.BENCH_PG_MEMBERS ?? 1));
+
 export interface PostgresWrites {
   instances: Figures[];
   total: number;
@@ -25,7 +29,10 @@ export interface PostgresWrites {
 
 export function postgresWrites(): Promise<PostgresWrites> {
   return withBenchPostgres(async (env) => {
-    const { token } = mintBenchToken(env, 'pg-writes', 'events:submit_recap', false);
+    const tokens = Array.from(
+      { length: MEMBERS },
+      (_, i) => mintBenchToken(env, `pg-writes-${i}`, 'events:submit_recap', false).token,
+    );
     const servers = await Promise.all(
       [0, 1].map(() => startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz')),
     );
@@ -35,13 +42,14 @@ export function postgresWrites(): Promise<PostgresWrites> {
       method: 'POST',
       connections: Math.max(1, Math.floor(CONNECTIONS / 2)),
       duration,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json' },
       requests: [
         {
           setupRequest: (request) => ({
             ...request,
+            headers: { ...request.headers, authorization: `Bearer ${tokens[++sequence % tokens.length]}` },
             body: JSON.stringify({
-              id: `pg-${process.pid}-${++sequence}`,
+              id: `pg-${process.pid}-${sequence}`,
               event_title: 'Bench night',
               dek: 'A short recap of the night.',
               date: '2026-07-16',
