@@ -65,7 +65,7 @@ const LAYERS: string[][] = [
   ['domain/'],
   ['core/'],
   ['storage/', 'outbound.ts'],
-  ['http/', 'config.ts', 'config/', 'clock.ts', 'secrets.ts'],
+  ['http/', 'config.ts', 'config/', 'clock.ts', 'secrets.ts', 'memory-trim.ts'],
 ];
 
 function layerOf(path: string): number {

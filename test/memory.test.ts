@@ -1,5 +1,6 @@
-// The process that serves never loads Node's type stripper (bin/stripped-sources.js): 18 MB of an idle
-// instance's memory.
+// What an idle instance holds: the serving process never loads Node's type stripper
+// (bin/stripped-sources.js), and with MEMORY_TRIM_IDLE_MS it gives back what its start grew
+// (src/memory-trim.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
@@ -8,7 +9,9 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { currentSources, strippedDir } from '../bin/stripped-sources.js';
+import { trimMemory, trimWhenIdle } from '../src/memory-trim.ts';
 import { killAllChildren, runCli, type ServerProcess, startServer } from './support/processes.ts';
+import { waitUntil } from './support/wait.ts';
 
 after(killAllChildren);
 
@@ -26,6 +29,80 @@ process.on('exit', () => writeFileSync(${JSON.stringify(out)}, JSON.stringify(pr
   );
   return probe;
 }
+
+/** Holds the thread for `ms`, as a request burst would. */
+function busyFor(ms: number) {
+  const until = performance.now() + ms;
+  while (performance.now() < until) JSON.stringify({ at: performance.now() });
+}
+
+function residentMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+}
+
+describe('memory trim', () => {
+  test('one full collection, reported with the resident size and the young generation', () => {
+    const trimmed = trimMemory();
+    assert.ok(trimmed.residentMb > 0, JSON.stringify(trimmed));
+    // The young generation shrinks later, with V8's own timing; the server test below waits for it.
+    assert.ok(Number.isInteger(trimmed.youngBeforeMb) && Number.isInteger(trimmed.youngAfterMb));
+    assert.ok(trimmed.ms >= 0);
+  });
+
+  test('trims once after a busy spell, once the process has been idle a whole window', async () => {
+    const trims: number[] = [];
+    const stop = trimWhenIdle(200, () => trims.push(Date.now()));
+    try {
+      // A busy window, then idle ones: one trim, and no more while idleness lasts.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      busyFor(300);
+      await waitUntil(() => trims.length === 1, 'the trim after the busy spell', { timeoutMs: 5000 });
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      assert.equal(trims.length, 1, 'no second trim while nothing happened in between');
+      busyFor(300);
+      await waitUntil(() => trims.length === 2, 'the trim after the next busy spell', { timeoutMs: 5000 });
+    } finally {
+      stop();
+    }
+  });
+
+  test('a server with MEMORY_TRIM_IDLE_MS gives back what its start grew; without it, it keeps it', async () => {
+    const servers: ServerProcess[] = [];
+    try {
+      const [trimming, keeping] = await Promise.all(
+        (
+          [{ MEMORY_TRIM_IDLE_MS: '30000', LOG_LEVEL: 'info' }, { LOG_LEVEL: 'info' }] as Record<
+            string,
+            string
+          >[]
+        ).map((env, i) =>
+          startServer(`sqlite:${join(workDir, `trim-${i}.db`)}`, { env }).then((server) => {
+            servers.push(server);
+            return server;
+          }),
+        ),
+      );
+      await waitUntil(() => trimming.stdout().includes('memory trimmed after the start'), 'the start trim');
+      const line = trimming
+        .stdout()
+        .split('\n')
+        .find((text) => text.includes('memory trimmed after the start'));
+      const trimmed = JSON.parse(line!) as { residentMb: number; youngBeforeMb: number };
+      assert.ok(trimmed.youngBeforeMb >= 16, line);
+      // V8 hands the pages back some seconds after the collection.
+      await waitUntil(
+        () => residentMb(trimming.child.pid!) < trimmed.residentMb - 20,
+        `the resident size to fall from ${trimmed.residentMb} MB`,
+        { timeoutMs: 30_000, everyMs: 500 },
+      );
+      assert.ok(!keeping.stdout().includes('memory trimmed'), 'off by default');
+      const answer = await fetch(`${trimming.baseUrl}/api/events/upcoming`);
+      assert.equal(answer.status, 200);
+    } finally {
+      await Promise.all(servers.map((server) => server.kill()));
+    }
+  });
+});
 
 describe('the serving process', () => {
   test('never loads the type stripper, and answers', async () => {

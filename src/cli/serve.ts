@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { buildApp } from '../app.ts';
 import { type Config, loadConfig } from '../config.ts';
 import { StartRefused } from '../core/errors.ts';
@@ -7,6 +8,7 @@ import { seedNewDatabase } from '../domain/demo/seed.ts';
 import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
 import { describePayments } from '../domain/payments/describe.ts';
 import { startPaymentReconciler } from '../domain/payments/reconciler.ts';
+import { trimMemory, trimWhenIdle } from '../memory-trim.ts';
 import { startMetricsServer } from '../surfaces/metrics-endpoint.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 import { drainOnSignal } from './drain.ts';
@@ -20,6 +22,24 @@ function describeMetrics(config: Config, portUrl: string | undefined): string {
   if (places.length === 0) return 'metrics: off (set METRICS_PATH or METRICS_PORT)';
   const guard = config.metrics.bearer ? 'bearer METRICS_BEARER' : 'no bearer, loopback only';
   return `metrics: ${places.join(' and ')} (${guard})`;
+}
+
+/** Trims memory once the start is done, then after each busy spell (MEMORY_TRIM_IDLE_MS). */
+function keepMemoryTrimmed(config: Config, started: Promise<void>, log: FastifyBaseLogger): () => void {
+  if (config.memoryTrimIdleMs === 0) return () => {};
+  let stopIdle = () => {};
+  let stopped = false;
+  void started.then(() => {
+    if (stopped) return;
+    log.info(trimMemory(), 'memory trimmed after the start');
+    stopIdle = trimWhenIdle(config.memoryTrimIdleMs, (trimmed) =>
+      log.info(trimmed, 'memory trimmed while idle'),
+    );
+  });
+  return () => {
+    stopped = true;
+    stopIdle();
+  };
 }
 
 export async function serve(options: { seed: boolean }): Promise<void> {
@@ -42,8 +62,10 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   process.stdout.write(`${describePayments(config.payments)}\n`);
   const metrics = await startMetricsServer(deps);
   process.stdout.write(`${describeMetrics(config, metrics?.url)}\n`);
-  // The research index is built in the background now rather than at the first question.
-  deps.corpus.warm();
+  // The research index is built in the background now rather than at the first question; the
+  // memory the start needed is given back once it is.
+  const warmed = deps.corpus.warm();
+  const stopTrim = keepMemoryTrimmed(config, warmed, app.log);
   const stopScheduler = startScheduler(deps, app.log, { workers: config.runWorkers });
   const stopLeaderboard = scheduleLeaderboardRefresh(deps, app.log);
   // Donations settled but never recorded (a killed process, a silent facilitator) are recorded now.
@@ -51,7 +73,7 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   drainOnSignal({
     app,
     deps,
-    stopTimers: [stopLeaderboard, stopReconciler],
+    stopTimers: [stopLeaderboard, stopReconciler, stopTrim],
     stopScheduler,
     metricsServer: metrics?.server,
   });

@@ -69,6 +69,18 @@ export const CONFIG_SCHEMA = {
     default: true,
     description: 'Seed the demo community when the database has no members. Set `false` in production.',
   }),
+  memoryTrimIdleMs: durationMs({
+    env: 'MEMORY_TRIM_IDLE_MS',
+    group: 'server',
+    default: 0,
+    min: 0,
+    description:
+      'Give idle memory back to the system: once the start is done, and after each busy spell once ' +
+      'this long has passed with the process idle (one full collection of a few milliseconds). An idle ' +
+      'instance then holds about 120 MB instead of 180, but requests after a trim cost about 15 % more ' +
+      'CPU until the young generation has grown back. `0` (the default): never. See ' +
+      '[deployment](deployment.md#memory).',
+  }),
   tiersFile: optional({
     env: 'TIERS_FILE',
     group: 'server',

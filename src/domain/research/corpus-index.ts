@@ -33,8 +33,8 @@ export interface CorpusIndexState {
 export interface CorpusIndex {
   searcher(): Promise<CorpusSearcher>;
   state(): CorpusIndexState | undefined;
-  /** Starts building the index now rather than at the first search. */
-  warm(): void;
+  /** Builds (or reads back) the index now rather than at the first search; resolves when it is ready or could not be built. */
+  warm(): Promise<void>;
   close(): void;
 }
 
@@ -142,8 +142,11 @@ class IndexedCorpus implements CorpusIndex {
     return this.rebuilding;
   }
 
-  warm(): void {
-    this.searcher().catch(() => {});
+  warm(): Promise<void> {
+    return this.searcher().then(
+      () => {},
+      () => {},
+    );
   }
 
   private async rebuild(generation: string): Promise<CorpusSearcher> {
