@@ -1,6 +1,6 @@
 // Serves the service's TypeScript sources with their types already stripped, so the serving process
 // never loads Node's type stripper: that stripper (a WebAssembly build of swc) stays resident once
-// loaded and was 18 MB of an idle instance's 140 MB (docs/decisions.md, "Sources stripped ahead").
+// loaded, 18 MB of an idle instance (docs/decisions.md, "Libraries").
 // The stripped text of each source is kept under node_modules/.cache, named by a digest of the
 // source, and written by a short child process whenever a source has none. The stripper replaces
 // types with spaces, so every line and column, and so every stack trace, is as in the source. A

@@ -62,8 +62,8 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   process.stdout.write(`${describePayments(config.payments)}\n`);
   const metrics = await startMetricsServer(deps);
   process.stdout.write(`${describeMetrics(config, metrics?.url)}\n`);
-  // The research index is built in the background now rather than at the first question; the
-  // memory the start needed is given back once it is.
+  // The research index is built in the background now rather than at the first question; with
+  // MEMORY_TRIM_IDLE_MS, the memory the start needed is given back once it is.
   const warmed = deps.corpus.warm();
   const stopTrim = keepMemoryTrimmed(config, warmed, app.log);
   const stopScheduler = startScheduler(deps, app.log, { workers: config.runWorkers });

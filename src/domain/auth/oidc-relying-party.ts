@@ -32,16 +32,16 @@ export interface OidcRelyingParty {
 
 const REQUEST_TIMEOUT_SECONDS = 10;
 
-/**
- * Authorization code flow with PKCE (S256) through openid-client. The provider's metadata is read
- * on first use and kept; a failed discovery is retried on the next sign-in rather than cached, so a
- * provider that was down at boot does not disable sign-in until a restart.
- */
 /** openid-client, loaded by the first sign-in through the provider (an instance without OIDC never loads it). */
 function openidClient(): Promise<typeof OpenidClient> {
   return import('openid-client');
 }
 
+/**
+ * Authorization code flow with PKCE (S256) through openid-client. The provider's metadata is read
+ * on first use and kept; a failed discovery is retried on the next sign-in rather than cached, so a
+ * provider that was down at boot does not disable sign-in until a restart.
+ */
 export function createOidcRelyingParty(config: OidcConfig, redirectUri: string): OidcRelyingParty {
   let discovered: Promise<OpenidClient.Configuration> | undefined;
   const configuration = () => {
