@@ -11,6 +11,7 @@ import {
   CONNECTIONS,
   cpuMicros,
   type Figures,
+  highlightStory,
   mintBenchToken,
   SECONDS,
   startProcess,
@@ -48,12 +49,7 @@ export function postgresWrites(): Promise<PostgresWrites> {
           setupRequest: (request) => ({
             ...request,
             headers: { ...request.headers, authorization: `Bearer ${tokens[++sequence % tokens.length]}` },
-            body: JSON.stringify({
-              id: `pg-${process.pid}-${sequence}`,
-              event_title: 'Bench night',
-              dek: 'A short recap of the night.',
-              date: '2026-07-16',
-            }),
+            body: highlightStory(`pg-${process.pid}-${sequence}`),
           }),
         },
       ],

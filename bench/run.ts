@@ -166,7 +166,6 @@ try {
       server.child.pid,
     ),
   );
-  const story = highlightStory;
   let sequence = 0;
   rows.push(
     await load(
@@ -175,7 +174,7 @@ try {
         url: `${server.url}/api/ingest/highlights/pending`,
         method: 'POST',
         headers: { authorization: `Bearer ${sandboxToken}`, 'content-type': 'application/json' },
-        body: story('bench-sandbox'),
+        body: highlightStory('bench-sandbox'),
       },
       server.child.pid,
     ),
@@ -188,7 +187,12 @@ try {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         requests: [
-          { setupRequest: (request) => ({ ...request, body: story(`bench-${process.pid}-${++sequence}`) }) },
+          {
+            setupRequest: (request) => ({
+              ...request,
+              body: highlightStory(`bench-${process.pid}-${++sequence}`),
+            }),
+          },
         ],
       },
       server.child.pid,

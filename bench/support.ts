@@ -199,12 +199,7 @@ export function mintBenchToken(
   };
 }
 
-/**
- * A fresh embedded database for a bench, in a temporary directory, with limits far above any load:
- * the rows measure the service, not its refusals. Browser sessions are charged to the anonymous
- * per-IP budget (scenario e1).
- */
-/** The body of a highlight submission, as rows (c) and (d) post it. */
+/** The body of a highlight submission, as rows (c), (d) and (d-pg) post it. */
 export function highlightStory(id: string): string {
   return JSON.stringify({
     id,
@@ -214,19 +209,23 @@ export function highlightStory(id: string): string {
   });
 }
 
+/**
+ * Every bench server's settings but its database: no demo seed, quiet logs, and limits far above any
+ * load, so the rows measure the service, not its refusals. Browser sessions are charged to the
+ * anonymous per-IP budget (scenario e1).
+ */
+const BENCH_SETTINGS = {
+  SEED_DEMO: 'false',
+  LOG_LEVEL: 'warn',
+  LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
+  LIMIT_TOKEN_PER_MINUTE: '100000000',
+  LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
+};
+
+/** A fresh embedded database for a bench, in a temporary directory. */
 export function benchEnvironment(prefix: string): { dir: string; env: Record<string, string> } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return {
-    dir,
-    env: {
-      DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
-      SEED_DEMO: 'false',
-      LOG_LEVEL: 'warn',
-      LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
-      LIMIT_TOKEN_PER_MINUTE: '100000000',
-      LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
-    },
-  };
+  return { dir, env: { DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, ...BENCH_SETTINGS } };
 }
 
 /** An MCP `tools/call` POST as a Streamable HTTP client sends it, with a bearer when one is given. */
@@ -263,8 +262,7 @@ async function postgresAdmin(sql: string): Promise<void> {
 
 /**
  * A fresh PostgreSQL database for one bench, on the server BENCH_POSTGRES_URL names (default the
- * local test server): migrated, the per-token limits lifted, `extra` added to the environment, and
- * dropped afterwards.
+ * local test server): migrated, with the bench settings and `extra`, and dropped afterwards.
  */
 export async function withBenchPostgres<T>(
   run: (env: Record<string, string>) => Promise<T>,
@@ -274,14 +272,7 @@ export async function withBenchPostgres<T>(
   await postgresAdmin(`CREATE DATABASE ${name}`);
   const url = new URL(BENCH_POSTGRES_URL);
   url.pathname = `/${name}`;
-  const env = {
-    DATABASE_URL: url.toString(),
-    SEED_DEMO: 'false',
-    LOG_LEVEL: 'warn',
-    LIMIT_TOKEN_PER_MINUTE: '100000000',
-    LIMIT_HIGHLIGHTS_PER_DAY: '100000000',
-    ...extra,
-  };
+  const env = { DATABASE_URL: url.toString(), ...BENCH_SETTINGS, ...extra };
   try {
     cli(['migrate'], env);
     return await run(env);
