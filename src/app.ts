@@ -112,8 +112,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
 
   // Set as the request arrives (a callback hook, no promise per request), so every reply carries them.
-  // Direct reads set the same two headers themselves: an app-wide hook added here does not run for
-  // them, so add its effect there too (test/front-door.test.ts compares both ways of answering).
+  // The front door sets the same two headers itself: an app-wide hook added here does not run for
+  // what it answers, so add its effect there too (test/front-door.test.ts compares both ways).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');

@@ -43,7 +43,7 @@ function decodeOrSkip(value: string): string | undefined {
 
 /**
  * An operation's query input from the text after `?`, parsed as Fastify's router parses it
- * (fast-querystring: repeated names become lists), for direct reads and batch items alike.
+ * (fast-querystring: repeated names become lists), for the front door and batch items alike.
  */
 export function queryInput(query: string): Record<string, unknown> {
   return query.length === 0 ? {} : parse(query);

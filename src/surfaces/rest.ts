@@ -12,7 +12,7 @@ import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import { type CallRequest, type HttpMessage, isRestOperation, type Operation } from '../operations/types.ts';
 
-/** What the pipeline reads of an HTTP request: a Fastify request, or node's behind direct reads. */
+/** What the pipeline reads of an HTTP request: a Fastify request, or node's behind the front door. */
 export interface HttpRequestView {
   id: string;
   ip: string;
@@ -101,7 +101,7 @@ function appendHeaders(list: string[], set: Record<string, string>): void {
 }
 
 /**
- * What REST sends for a pipeline result, on the Fastify route and on direct reads alike: the JSON
+ * What REST sends for a pipeline result, on the Fastify route and at the front door alike: the JSON
  * payload (the cached bytes, gzipped when the client takes gzip, or the body serialized), and the
  * headers beyond the request-id pair (the result's, the operation's deprecation, the encoding's)
  * appended to `headers` as name, value pairs. The sets never share a name, so nothing is merged

@@ -33,7 +33,10 @@ export interface CorpusIndexState {
 export interface CorpusIndex {
   searcher(): Promise<CorpusSearcher>;
   state(): CorpusIndexState | undefined;
-  /** Builds (or reads back) the index now rather than at the first search; resolves when it is ready or could not be built. */
+  /**
+   * Builds (or reads back) the index now rather than at the first search; resolves when it is ready
+   * or could not be built.
+   */
   warm(): Promise<void>;
   close(): void;
 }
