@@ -394,6 +394,45 @@ for (const engine of engines) {
       assert.equal(await decideHighlight(t.deps, id, 'approve', 'op'), 'not_pending');
     });
 
+    test('an id whose pending story expired is queued again as a new submission, spending quota', async () => {
+      const { token } = await submitter();
+      const id = storyId('again');
+      const first = await submit(token, story(id));
+      assert.equal(first.status, 202, first.text);
+      t.clock.set(Date.parse(first.body.expires_at) + MS.minute);
+      const spentBefore = await quotaSpent(token);
+      const retold = story(id, { dek: 'Told again a week later.' });
+      const again = await submit(token, retold);
+      assert.equal(again.status, 202, again.text);
+      assert.equal(again.body.id, id);
+      assert.equal(Date.parse(again.body.expires_at), t.clock.now() + SEVEN_DAYS);
+      const row = await stored(id);
+      assert.ok(row);
+      assert.equal(row.status, 'pending');
+      assert.equal(Number(row.submitted_at), t.clock.now());
+      assert.equal(Number(row.expires_at), t.clock.now() + SEVEN_DAYS);
+      assert.deepEqual(JSON.parse(row.story), retold);
+      assert.equal(await quotaSpent(token), spentBefore + 1, 'a new submission spends the quota');
+      assert.equal((await poll(token, id)).body.status, 'pending');
+    });
+
+    test('409 already_moderated for an id a moderator decided; the stored story is untouched', async () => {
+      const { token } = await submitter();
+      const id = storyId('decided');
+      const original = story(id);
+      assert.equal((await submit(token, original)).status, 202);
+      assert.equal(await decideHighlight(t.deps, id, 'approve', 'op'), 'done');
+      const spentBefore = await quotaSpent(token);
+      const response = await submit(token, story(id, { dek: 'A second try.' }));
+      assert.equal(response.status, 409, response.text);
+      assert.equal(response.body.error, 'already_moderated');
+      assert.equal(response.body.error_kind, 'conflict');
+      const row = await stored(id);
+      assert.equal(row?.status, 'active');
+      assert.deepEqual(JSON.parse(row?.story ?? 'null'), original);
+      assert.equal(await quotaSpent(token), spentBefore);
+    });
+
     test('a sandbox token gets a receipt; nothing is stored and no quota is spent', async () => {
       const member = await t.member('core');
       const token = await t.token(member, ['events:submit_recap'], { sandbox: true });

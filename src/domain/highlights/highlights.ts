@@ -4,7 +4,7 @@ import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
-import type { HighlightsTable } from '../../storage/schema.ts';
+import type { Executor, HighlightsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
@@ -36,18 +36,24 @@ const existingStory = prepare((db) =>
 const asNumber = (index: number) => arg(index) as unknown as number;
 
 const insertStory = prepare((db) =>
-  db.insertInto('highlights').values({
-    id: arg(0),
-    member_id: arg(1),
-    token_id: arg(2),
-    story: arg(3),
-    status: 'pending',
-    submitted_at: asNumber(4),
-    updated_at: asNumber(4),
-    expires_at: asNumber(5),
-    decided_at: null,
-    decided_by: null,
-  }),
+  db
+    .insertInto('highlights')
+    .values({
+      id: arg(0),
+      member_id: arg(1),
+      token_id: arg(2),
+      story: arg(3),
+      status: 'pending',
+      submitted_at: asNumber(4),
+      updated_at: asNumber(4),
+      expires_at: asNumber(5),
+      decided_at: null,
+      decided_by: null,
+    })
+    // A new id (the common case) is written in this one statement; a taken one answers no row and
+    // is then read, so the usual submission costs a single round trip to the database.
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .returning('id'),
 );
 
 /**
@@ -62,57 +68,71 @@ export async function submitHighlight(
   const policy = highlightQuota(deps);
   const story = JSON.stringify(submission.story);
   const expiresAt = now + PENDING_TTL_MS;
-  return transact(deps, async (trx) => {
-    const [existing] = await existingStory(trx, submission.story.id);
-    if (existing && existing.member_id !== submission.memberId) {
-      throw new ApiError(409, 'story_id_taken', 'conflict', {
-        message: 'Another member already submitted a story with this id; use a slug of your own.',
-      });
-    }
-    const live = existing?.status === 'pending' && Number(existing.expires_at) > now;
-    if (existing && !live && existing.status !== 'pending') {
-      throw new ApiError(409, 'already_moderated', 'conflict', {
-        message: 'This story was already moderated; submit it under a new id.',
-      });
-    }
-    if (live) {
-      await trx
-        .updateTable('highlights')
-        .set({ story, token_id: submission.tokenId, updated_at: now, expires_at: expiresAt })
-        .where('id', '=', submission.story.id)
-        .execute();
-      const rate = await peekQuota(trx, policy, submission.tokenId, now);
-      return { id: submission.story.id, expiresAt, refreshed: true, rate };
-    }
-    const row: HighlightsTable = {
-      id: submission.story.id,
-      member_id: submission.memberId,
-      token_id: submission.tokenId,
-      story,
-      status: 'pending',
-      submitted_at: now,
-      updated_at: now,
-      expires_at: expiresAt,
-      decided_at: null,
-      decided_by: null,
-    };
-    if (existing) {
-      // An expired, never-moderated story comes back as a new submission under the same id.
-      await trx.updateTable('highlights').set(row).where('id', '=', row.id).execute();
-    } else {
-      await insertStory(trx, row.id, row.member_id, row.token_id, row.story, now, expiresAt);
-    }
-    // Spent last: the quota row is the one every write of this token updates, and its lock is held
-    // until the commit, so taking it last keeps one token's writes queued for the least time. A
-    // spent quota throws, and the story written above rolls back with it.
-    const rate = await takeQuota(
+  // Spent last: the quota row is the one every write of this token updates, and its lock is held
+  // until the commit, so taking it last keeps one token's writes queued for the least time. A spent
+  // quota throws, and the story written before it rolls back with it.
+  const spend = (trx: Executor) =>
+    takeQuota(
       trx,
       policy,
       submission.tokenId,
       now,
       'Resubmitting a pending id is free. Back off to the next UTC day.',
     );
-    return { id: row.id, expiresAt, refreshed: false, rate };
+  return transact(deps, async (trx) => {
+    // Twice at most: a taken id can vanish between the insert and the read (a moderator's decision
+    // or the expiry sweep on another connection), and the insert then goes through.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const [inserted] = await insertStory(
+        trx,
+        submission.story.id,
+        submission.memberId,
+        submission.tokenId,
+        story,
+        now,
+        expiresAt,
+      );
+      if (inserted) return { id: submission.story.id, expiresAt, refreshed: false, rate: await spend(trx) };
+      const [existing] = await existingStory(trx, submission.story.id);
+      if (!existing) continue;
+      if (existing.member_id !== submission.memberId) {
+        throw new ApiError(409, 'story_id_taken', 'conflict', {
+          message: 'Another member already submitted a story with this id; use a slug of your own.',
+        });
+      }
+      if (existing.status !== 'pending') {
+        throw new ApiError(409, 'already_moderated', 'conflict', {
+          message: 'This story was already moderated; submit it under a new id.',
+        });
+      }
+      if (Number(existing.expires_at) > now) {
+        await trx
+          .updateTable('highlights')
+          .set({ story, token_id: submission.tokenId, updated_at: now, expires_at: expiresAt })
+          .where('id', '=', submission.story.id)
+          .execute();
+        const rate = await peekQuota(trx, policy, submission.tokenId, now);
+        return { id: submission.story.id, expiresAt, refreshed: true, rate };
+      }
+      // An expired, never-moderated story comes back as a new submission under the same id.
+      await trx
+        .updateTable('highlights')
+        .set({
+          story,
+          token_id: submission.tokenId,
+          submitted_at: now,
+          updated_at: now,
+          expires_at: expiresAt,
+          decided_at: null,
+          decided_by: null,
+        })
+        .where('id', '=', submission.story.id)
+        .execute();
+      return { id: submission.story.id, expiresAt, refreshed: false, rate: await spend(trx) };
+    }
+    throw new ApiError(409, 'story_id_taken', 'conflict', {
+      message: 'This story id changed hands while it was being submitted; send it again.',
+    });
   });
 }
 
