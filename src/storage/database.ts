@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import { InvalidatingCache } from './invalidating-cache.ts';
+import { namingPool } from './named-statements.ts';
 import { registerDirectReader } from './prepared.ts';
 import type { Db } from './schema.ts';
 import { WriteWatchPlugin } from './write-watch.ts';
@@ -120,7 +121,12 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
   // Kysely asks for the pool at the first query.
   let pool: pg.Pool | undefined;
   const db = new Kysely({
-    dialect: new PostgresDialect({ pool: async () => (pool = await postgresPool(url, timeouts)) }),
+    dialect: new PostgresDialect({
+      pool: async () => {
+        pool = await postgresPool(url, timeouts);
+        return namingPool(pool);
+      },
+    }),
   }) as Db;
   const parsed = new URL(url);
   return {

@@ -1,0 +1,59 @@
+import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import type pg from 'pg';
+
+/** Distinct statement texts given a name; past it a text runs unnamed (bounded per connection). */
+const MAX_NAMED = 500;
+
+/**
+ * A selection by `*` is left unnamed: a prepared plan refuses to run once another instance's
+ * migration changed the table's columns ("cached plan must not change result type"), where an
+ * unnamed statement simply answers the new columns.
+ */
+const STAR_SELECTION = /(^|[\s,(])("?\w+"?\.)?\*(\s|,|$)/;
+
+const names = new Map<string, string | null>();
+
+function nameOf(text: string): string | undefined {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = names.size < MAX_NAMED && !STAR_SELECTION.test(text) ? `ac_${names.size}` : null;
+    names.set(text, name);
+  }
+  return name ?? undefined;
+}
+
+/**
+ * The pool as Kysely sees it, with each parameterized statement prepared once per connection under
+ * a name: PostgreSQL then parses and plans it once instead of at every execution, and the driver
+ * sends no Parse message after the first. The statements are the service's own (a bounded set of
+ * texts), never text from a request.
+ */
+export function namingPool(pool: pg.Pool): PostgresPool {
+  return {
+    connect: async () => namingClient(await pool.connect()),
+    end: () => pool.end(),
+    options: pool.options,
+  };
+}
+
+function namingClient(client: pg.PoolClient): PostgresPoolClient {
+  return {
+    query: ((text: string | pg.Submittable, values: readonly unknown[]) => {
+      if (typeof text !== 'string') return client.query(text);
+      const name = values.length > 0 ? nameOf(text) : undefined;
+      return name
+        ? client.query({ name, text, values: values as unknown[] })
+        : client.query(text, values as unknown[]);
+    }) as unknown as PostgresPoolClient['query'],
+    release: () => client.release(),
+    // Kysely reads the backend's process id (an undocumented member of pg's Client) to cancel.
+    get processID() {
+      return (client as unknown as { processID?: number }).processID;
+    },
+  } as PostgresPoolClient & { processID?: number };
+}
+
+/** For tests: the name a statement text runs under, if any. */
+export function statementName(text: string): string | undefined {
+  return names.get(text) ?? undefined;
+}
