@@ -182,6 +182,38 @@ describe('research index', () => {
     assert.ok(compared > 300, `${compared} ranks compared`);
   });
 
+  test('passages past the 65 536th are found and scored as the first ones (24-bit positions)', async () => {
+    const file = new SQLite(join(dir, 'wide.db'));
+    file.exec(SQLITE_PASSAGES_TABLE);
+    const add = file.prepare(
+      "insert into corpus_passages (document_id, position, source, title, section, body) values ('d', ?, 'paper', 'T', 'S', ?)",
+    );
+    // Positions on both sides of 2^16 and near the end; every other passage holds only the filler.
+    const rare = new Set([100, 65_535, 65_536, 65_537, 69_999]);
+    file.transaction(() => {
+      for (let i = 0; i < 70_000; i++) add.run(i, rare.has(i) ? 'quokka filler' : 'filler words');
+    })();
+    const wide = await PassageIndex.build(file);
+    file.close();
+    assert.equal(wide.size, 70_000);
+    const expectedIds = [...rare].map((position) => position + 1);
+    const alone = wide.search([termOf('quokka')], 10, ['paper']);
+    assert.deepEqual(
+      alone.map((hit) => hit.passageId),
+      expectedIds,
+    );
+    // The filler is in every passage: it is looked up by galloping for the five still in reach.
+    const both = wide.search([termOf('quokka'), termOf('filler')], 5, ['paper']);
+    assert.deepEqual(
+      both.map((hit) => hit.passageId),
+      expectedIds,
+    );
+    for (const hit of both) {
+      assert.equal(hit.score, both[0].score, 'the same words score the same at any position');
+      assert.ok(hit.score > alone[0].score, 'the filler was found for every one of them');
+    }
+  });
+
   test('a query word meets its inflections and its accented spelling', () => {
     const found = retrieve(index, db, 'Indexing cafe', 10, ['paper']);
     assert.equal(found.length, 1);

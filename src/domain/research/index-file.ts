@@ -16,7 +16,8 @@ import { crc32 } from 'node:zlib';
  */
 
 const MAGIC = 'agent-commons research index';
-const FORMAT = 1;
+/** 2: passage positions in 24 bits (a low 16-bit and a high 8-bit array) instead of 32. */
+const FORMAT = 2;
 const ALIGN = 8;
 
 /** What the index was built from: a file stamped otherwise is stale. */
@@ -30,7 +31,9 @@ export interface IndexStamp {
 export interface IndexParts {
   terms: string[];
   termStarts: Uint32Array;
-  postingPassages: Int32Array;
+  /** A posting's passage position, 24 bits: its low 16 bits here and its high 8 in postingHighs. */
+  postingLows: Uint16Array;
+  postingHighs: Uint8Array;
   postingImpacts: Uint16Array;
   termMaxImpacts: Uint16Array;
   passageIds: Float64Array;
@@ -41,7 +44,8 @@ export interface IndexParts {
 type ArrayName = Exclude<keyof IndexParts, 'terms' | 'buildMs'>;
 const ARRAYS = {
   termStarts: Uint32Array,
-  postingPassages: Int32Array,
+  postingLows: Uint16Array,
+  postingHighs: Uint8Array,
   postingImpacts: Uint16Array,
   termMaxImpacts: Uint16Array,
   passageIds: Float64Array,
@@ -152,7 +156,8 @@ export function readIndexFile(path: string, stamp: IndexStamp): IndexParts | und
     const parts: IndexParts = {
       terms: termsText === '' ? [] : termsText.split('\n'),
       termStarts: view('termStarts'),
-      postingPassages: view('postingPassages'),
+      postingLows: view('postingLows'),
+      postingHighs: view('postingHighs'),
       postingImpacts: view('postingImpacts'),
       termMaxImpacts: view('termMaxImpacts'),
       passageIds: view('passageIds'),
@@ -168,12 +173,13 @@ export function readIndexFile(path: string, stamp: IndexStamp): IndexParts | und
 /** The sizes agree with each other and with the stamp, so a search cannot index out of bounds. */
 function consistent(parts: IndexParts, passages: number): boolean {
   const terms = parts.terms.length;
-  const postings = parts.postingPassages.length;
+  const postings = parts.postingLows.length;
   return (
     parts.passageIds.length === passages &&
     parts.passageSources.length === passages &&
     parts.termStarts.length === terms + 1 &&
     parts.termMaxImpacts.length === terms &&
+    parts.postingHighs.length === postings &&
     parts.postingImpacts.length === postings &&
     parts.termStarts[terms] === postings
   );

@@ -14,6 +14,8 @@ const MAX_TF = 65_535;
  */
 const IMPACT_STEPS = 65_535;
 const IMPACT_UNIT = (K1 + 1) / IMPACT_STEPS;
+/** Passage positions take 24 bits in a posting (a 16-bit and an 8-bit array: 5 bytes a posting, not 6). */
+export const MAX_PASSAGES = 1 << 24;
 /** Passages read per slice while building. */
 const BUILD_SLICE = 2_000;
 
@@ -48,9 +50,11 @@ class GrowableInt32 {
  */
 export class PassageIndex {
   private readonly termIds: Map<string, number>;
-  /** Where each term's postings start in `postingPassages`; the term's end is the next term's start. */
+  /** Where each term's postings start; the term's end is the next term's start. */
   private readonly termStarts: Uint32Array;
-  private readonly postingPassages: Int32Array;
+  /** A posting's passage position: postingLows[at] | postingHighs[at] << 16. */
+  private readonly postingLows: Uint16Array;
+  private readonly postingHighs: Uint8Array;
   private readonly postingImpacts: Uint16Array;
   /** Per term, its highest posting impact: with the IDF, the most the term can add to a score. */
   private readonly termMaxImpacts: Uint16Array;
@@ -66,7 +70,8 @@ export class PassageIndex {
   constructor(parts: IndexParts) {
     this.termIds = new Map(parts.terms.map((term, id) => [term, id]));
     this.termStarts = parts.termStarts;
-    this.postingPassages = parts.postingPassages;
+    this.postingLows = parts.postingLows;
+    this.postingHighs = parts.postingHighs;
     this.postingImpacts = parts.postingImpacts;
     this.termMaxImpacts = parts.termMaxImpacts;
     this.passageIds = parts.passageIds;
@@ -81,7 +86,8 @@ export class PassageIndex {
     return {
       terms: [...this.termIds.keys()],
       termStarts: this.termStarts,
-      postingPassages: this.postingPassages,
+      postingLows: this.postingLows,
+      postingHighs: this.postingHighs,
       postingImpacts: this.postingImpacts,
       termMaxImpacts: this.termMaxImpacts,
       passageIds: this.passageIds,
@@ -161,6 +167,8 @@ export class PassageIndex {
         scratch[term] = 0;
       }
       seen.length = 0;
+      if (passageIds.length === MAX_PASSAGES)
+        throw new Error(`the research index holds at most ${MAX_PASSAGES} passages`);
       passageIds.push(Number(id));
       sources.push(sourceBit(source));
       lengths.push(length);
@@ -173,7 +181,8 @@ export class PassageIndex {
     for (let t = 0; t < termCount; t++) termStarts[t + 1] = termStarts[t] + documentFrequencies[t];
     const averageLength = passageIds.length > 0 ? totalLength / passageIds.length || 1 : 1;
     const lengthNorms = Float64Array.from(lengths, (l) => K1 * (1 - B + (B * l) / averageLength));
-    const postingPassages = new Int32Array(pairTerms.length);
+    const postingLows = new Uint16Array(pairTerms.length);
+    const postingHighs = new Uint8Array(pairTerms.length);
     const postingImpacts = new Uint16Array(pairTerms.length);
     const termMaxImpacts = new Uint16Array(termCount);
     const cursor = termStarts.slice(0, termCount);
@@ -184,7 +193,8 @@ export class PassageIndex {
         const at = cursor[term]++;
         const frequency = pairFrequencies.values[pair];
         const weight = (frequency * (K1 + 1)) / (frequency + lengthNorms[passage]);
-        postingPassages[at] = passage;
+        postingLows[at] = passage & 0xffff;
+        postingHighs[at] = passage >>> 16;
         const impact = Math.max(1, Math.round(weight / IMPACT_UNIT));
         postingImpacts[at] = impact;
         if (impact > termMaxImpacts[term]) termMaxImpacts[term] = impact;
@@ -194,7 +204,8 @@ export class PassageIndex {
       // A Map keeps insertion order, which is id order: the term list is the id → term table.
       terms: [...termIds.keys()],
       termStarts,
-      postingPassages,
+      postingLows,
+      postingHighs,
       postingImpacts,
       termMaxImpacts,
       passageIds: Float64Array.from(passageIds),
@@ -217,7 +228,7 @@ export class PassageIndex {
     let mask = 0;
     for (const source of allowed) mask |= sourceBit(source);
     const plan = this.plan(terms);
-    const { accumulator, touched, postingPassages, postingImpacts, passageSources } = this;
+    const { accumulator, touched, postingLows, postingHighs, postingImpacts, passageSources } = this;
     const left = new Float64Array(plan.length + 1);
     for (let j = plan.length - 1; j >= 0; j--) left[j] = left[j + 1] + plan[j].bound;
     let touchedCount = 0;
@@ -230,7 +241,7 @@ export class PassageIndex {
       }
       const { start, end, scale } = plan[j];
       for (let at = start; at < end; at++) {
-        const passage = postingPassages[at];
+        const passage = postingLows[at] | (postingHighs[at] << 16);
         if ((passageSources[passage] & mask) === 0) continue;
         if (accumulator[passage] === 0) touched[touchedCount++] = passage;
         accumulator[passage] += scale * postingImpacts[at];
@@ -250,8 +261,9 @@ export class PassageIndex {
         let at = start;
         for (let i = 0; i < candidates.length && at < end; i++) {
           const passage = candidates[i];
-          at = gallop(postingPassages, at, end, passage);
-          if (at < end && postingPassages[at] === passage) accumulator[passage] += scale * postingImpacts[at];
+          at = gallop(postingLows, postingHighs, at, end, passage);
+          if (at < end && (postingLows[at] | (postingHighs[at] << 16)) === passage)
+            accumulator[passage] += scale * postingImpacts[at];
         }
       }
     }
@@ -326,22 +338,26 @@ function kthBest(accumulator: Float32Array, touched: Int32Array, count: number, 
   return best[k - 1];
 }
 
-/** The first position in sorted `values[from..end)` holding at least `target`, by galloping search. */
-function gallop(values: Int32Array, from: number, end: number, target: number): number {
-  if (from >= end || values[from] >= target) return from;
+/**
+ * The first position in the sorted postings [from, end) whose passage is at least `target`, by
+ * galloping search over the 24-bit positions.
+ */
+function gallop(lows: Uint16Array, highs: Uint8Array, from: number, end: number, target: number): number {
+  const at = (i: number) => lows[i] | (highs[i] << 16);
+  if (from >= end || at(from) >= target) return from;
   let step = 1;
   let low = from;
   let high = from + 1;
-  while (high < end && values[high] < target) {
+  while (high < end && at(high) < target) {
     low = high;
     step *= 2;
     high = from + step;
   }
   if (high > end) high = end;
-  // values[low] < target; values[high] >= target or high === end.
+  // at(low) < target; at(high) >= target or high === end.
   while (low + 1 < high) {
     const middle = (low + high) >>> 1;
-    if (values[middle] < target) low = middle;
+    if (at(middle) < target) low = middle;
     else high = middle;
   }
   return high;
