@@ -36,7 +36,19 @@ export function namingPool(pool: pg.Pool): PostgresPool {
   };
 }
 
+/** One wrapper per pooled connection, made at its first checkout (a write checks one out per request). */
+const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+
 function namingClient(client: pg.PoolClient): PostgresPoolClient {
+  let wrapper = wrappers.get(client);
+  if (!wrapper) {
+    wrapper = wrap(client);
+    wrappers.set(client, wrapper);
+  }
+  return wrapper;
+}
+
+function wrap(client: pg.PoolClient): PostgresPoolClient {
   return {
     query: ((text: string | pg.Submittable, values: readonly unknown[]) => {
       if (typeof text !== 'string') return client.query(text);
@@ -51,9 +63,4 @@ function namingClient(client: pg.PoolClient): PostgresPoolClient {
       return (client as unknown as { processID?: number }).processID;
     },
   } as PostgresPoolClient & { processID?: number };
-}
-
-/** For tests: the name a statement text runs under, if any. */
-export function statementName(text: string): string | undefined {
-  return names.get(text) ?? undefined;
 }
