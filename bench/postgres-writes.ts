@@ -5,6 +5,7 @@
 // server) names a server where a fresh database can be created and is dropped afterwards.
 // BENCH_PG_MEMBERS (default 1): how many members' tokens the writes take turns with. One member's
 // writes all take its daily highlight quota, one row: each waits for the previous one's commit.
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
@@ -26,6 +27,32 @@ export interface PostgresWrites {
   total: number;
   acknowledged: number;
   stored: number;
+  /** The PostgreSQL server's CPU per stored write over the measured window, when it runs here. */
+  postgresCpuPerWrite?: number;
+}
+
+/**
+ * User and system CPU of this machine's PostgreSQL processes so far, in µs (from /proc), or
+ * undefined when none is visible (a server elsewhere). Backends that exit take theirs with them; the
+ * instances' pooled connections live through the window.
+ */
+function localPostgresCpuMicros(): number | undefined {
+  let ticks = 0;
+  let seen = false;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!stat.includes(' (postgres) ')) continue;
+    const fields = stat.split(') ')[1].split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+    seen = true;
+  }
+  return seen ? (ticks * 1_000_000) / 100 : undefined;
 }
 
 export function postgresWrites(): Promise<PostgresWrites> {
@@ -74,7 +101,9 @@ export function postgresWrites(): Promise<PostgresWrites> {
         await Promise.all(servers.map((s) => autocannon(options(s.url, WARMUP_SECONDS))));
       const storedBefore = await settledRows();
       const cpuBefore = servers.map((s) => cpuMicros(s.child.pid!));
+      const postgresBefore = localPostgresCpuMicros();
       const results = await Promise.all(servers.map((s) => autocannon(options(s.url, SECONDS))));
+      const postgresAfter = localPostgresCpuMicros();
       const instances = results.map((result, i) => ({
         name: `(d-pg) POST highlight, PostgreSQL, instance ${i + 1} of 2`,
         requestsPerSecond: Math.round(result.requests.average),
@@ -84,11 +113,16 @@ export function postgresWrites(): Promise<PostgresWrites> {
         errors: result.errors,
         cpuPerRequest: Math.round((cpuMicros(servers[i].child.pid!) - cpuBefore[i]) / result.requests.total),
       }));
+      const acknowledged = results.reduce((sum, r) => sum + r['2xx'], 0);
       return {
         instances,
         total: instances.reduce((sum, row) => sum + row.requestsPerSecond, 0),
-        acknowledged: results.reduce((sum, r) => sum + r['2xx'], 0),
+        acknowledged,
         stored: (await settledRows()) - storedBefore,
+        postgresCpuPerWrite:
+          postgresBefore === undefined || postgresAfter === undefined || acknowledged === 0
+            ? undefined
+            : Math.round((postgresAfter - postgresBefore) / acknowledged),
       };
     } finally {
       await client.end();
@@ -107,8 +141,12 @@ export function postgresWritesSummary(writes: PostgresWrites): string {
       : inFlight <= CONNECTIONS
         ? `every acknowledged write is stored; ${inFlight} more were in flight when the load stopped`
         : `MISMATCH: ${inFlight} more stored than acknowledged, beyond the ${CONNECTIONS} that can be in flight`;
+  const postgresCpu =
+    writes.postgresCpuPerWrite === undefined
+      ? ''
+      : `; PostgreSQL's own CPU ${writes.postgresCpuPerWrite} µs per write (its processes on this machine)`;
   return (
     `(d-pg) two instances on one PostgreSQL database: ${writes.total} writes/s together (target >= 3000); ` +
-    `${writes.acknowledged} acknowledged, ${writes.stored} stored: ${verdict}`
+    `${writes.acknowledged} acknowledged, ${writes.stored} stored: ${verdict}${postgresCpu}`
   );
 }
