@@ -15,7 +15,7 @@ const MAX_TF = 65_535;
 const IMPACT_STEPS = 65_535;
 const IMPACT_UNIT = (K1 + 1) / IMPACT_STEPS;
 /** Passage positions take 24 bits in a posting (a 16-bit and an 8-bit array: 5 bytes a posting, not 6). */
-export const MAX_PASSAGES = 1 << 24;
+const MAX_PASSAGES = 1 << 24;
 /** Passages read per slice while building. */
 const BUILD_SLICE = 2_000;
 
