@@ -87,10 +87,12 @@ describe('memory trim', () => {
     const servers: ServerProcess[] = [];
     try {
       const [trimming, keeping] = await Promise.all(
-        [
-          { MEMORY_TRIM_IDLE_MS: '1500', LIMIT_ANONYMOUS_PER_MINUTE: '1000000' },
-          { MEMORY_TRIM_IDLE_MS: '0' },
-        ].map((env, i) =>
+        (
+          [
+            { MEMORY_TRIM_IDLE_MS: '1500', LIMIT_ANONYMOUS_PER_MINUTE: '1000000' },
+            { MEMORY_TRIM_IDLE_MS: '0' },
+          ] as Record<string, string>[]
+        ).map((env, i) =>
           startServer(`sqlite:${join(workDir, `trim-${i}.db`)}`, { env: { ...env, LOG_LEVEL: 'info' } }).then(
             (server) => {
               servers.push(server);
