@@ -1,6 +1,6 @@
 // Issue 22 (e2, e3): one bearer operation on its three surfaces, on one server, in interleaved
 // rounds: REST GET /api/activity/me, MCP tools/call ic_activity_get_recent and A2A tasks/send of the
-// same capability, same token, same arguments. BENCH_ONLY=surfaces runs it alone; the full run too.
+// same capability, same token, same arguments. BENCH_ONLY=surfaces runs it (the full run does not).
 import { type Figures, load, mcpToolCall } from './support.ts';
 
 const ROUNDS = Number(process.env.BENCH_SURFACE_ROUNDS ?? 3);
