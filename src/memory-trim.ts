@@ -1,12 +1,11 @@
-// Gives memory back to the system when the process is idle (MEMORY_TRIM_IDLE_MS, 30 s by default).
-// V8 grows its young generation to fit the busiest moment (the start: module loading, migrations, the
-// demo seed, the research index; later a burst of requests) and keeps it while idle: 64 MB of space
-// holding a few MB, a third of an idle instance. A full collection while allocation is low lets V8
-// shrink it to its minimum and hand the pages back some seconds later (178 → 118 MB on the demo
-// database). The price is paid after: until the young generation has grown back, requests cost more
-// CPU. So a collection runs only once a whole window has passed with the event loop idle, once per
-// busy spell (the start counts as one): an instance under steady load is never trimmed, an idle one
-// holds less. See docs/deployment.md#memory.
+// Gives memory back to the system when the process is idle (MEMORY_TRIM_IDLE_MS, off by default).
+// V8 grows its young generation to fit the busiest moment (the start: migrations, the demo seed, the
+// research index; later a burst of requests) and keeps it while idle: 64 MB of space holding a few
+// MB, a third of an idle instance. A full collection while allocation is low lets V8 shrink it to its
+// minimum and hand the pages back some seconds later (180 → 118 MB on the demo database). The price
+// is paid after: until the young generation has grown back, requests cost more CPU (setup-check 15
+// → 17-19 µs over four 12 s rounds), which is why it is the operator's choice. A collection runs only
+// once a window has passed with the event loop idle, once per busy spell. See docs/deployment.md#memory.
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -54,16 +53,11 @@ const BUSY_UTILIZATION = 0.2;
 
 /**
  * Trims after every busy spell (a window of `idleMs` at least a fifth busy) once a whole window
- * passes idle; `busyAlready` counts what came before the call (the start) as such a spell. Returns
- * its stop. The timer is unref'd: it never keeps the process alive.
+ * passes idle. Returns its stop. The timer is unref'd: it never keeps the process alive.
  */
-export function trimWhenIdle(
-  idleMs: number,
-  onTrim: (trimmed: Trimmed) => void,
-  busyAlready = false,
-): () => void {
+export function trimWhenIdle(idleMs: number, onTrim: (trimmed: Trimmed) => void): () => void {
   let last = performance.eventLoopUtilization();
-  let busySinceTrim = busyAlready;
+  let busySinceTrim = false;
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const { utilization } = performance.eventLoopUtilization(now, last);

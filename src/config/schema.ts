@@ -72,14 +72,13 @@ export const CONFIG_SCHEMA = {
   memoryTrimIdleMs: durationMs({
     env: 'MEMORY_TRIM_IDLE_MS',
     group: 'server',
-    default: 30_000,
+    default: 0,
     min: 0,
     description:
-      'Give idle memory back to the system: after each busy spell (the start is the first), once this ' +
-      'long has passed with the process idle, one full collection of a few milliseconds. An idle ' +
-      'instance then holds about 120 MB instead of 180; an instance under steady load is never ' +
-      'trimmed, and the first burst after a trim costs more CPU until the young generation has grown ' +
-      'back. `0`: never (peak throughput after idle spells matters more than memory). See ' +
+      'Give idle memory back to the system: once the start is done, and after each busy spell once ' +
+      'this long has passed with the process idle (one full collection of a few milliseconds). An idle ' +
+      'instance then holds about 120 MB instead of 180, but requests after a trim cost about 15 % more ' +
+      'CPU until the young generation has grown back. `0` (the default): never. See ' +
       '[deployment](deployment.md#memory).',
   }),
   tiersFile: optional({
