@@ -37,22 +37,24 @@ export interface PostgresWrites {
  * instances' pooled connections live through the window.
  */
 function localPostgresCpuMicros(): number | undefined {
-  let ticks = 0;
-  let seen = false;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
+  const pids = readdirSync('/proc').filter((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
     try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      return readFileSync(`/proc/${entry}/stat`, 'utf8').includes(' (postgres) ');
     } catch {
-      continue;
+      return false;
     }
-    if (!stat.includes(' (postgres) ')) continue;
-    const fields = stat.split(') ')[1].split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-    seen = true;
+  });
+  if (pids.length === 0) return undefined;
+  let micros = 0;
+  for (const pid of pids) {
+    try {
+      micros += cpuMicros(Number(pid));
+    } catch {
+      // A backend that exited in between takes its CPU with it, as the comment above says.
+    }
   }
-  return seen ? (ticks * 1_000_000) / 100 : undefined;
+  return micros;
 }
 
 export function postgresWrites(): Promise<PostgresWrites> {
