@@ -1,11 +1,34 @@
-// What the idle trim costs the first burst after it (MEMORY_TRIM_IDLE_MS, src/memory-trim.ts): row (b)
-// served by two instances of this tree in interleaved rounds, one left idle until it has trimmed
-// (MEMORY_TRIM_IDLE_MS=30000) and one with the trim off. Each round loads one of them while the other
-// idles for less than the trim's window, so neither trims again in between.
+// What the idle trim saves and costs (MEMORY_TRIM_IDLE_MS, src/memory-trim.ts). First, the resident
+// size of an instance on the demo database with every setting at its default, just after the start
+// and once it has been idle past the trim's window. Then row (b) served by two instances of this tree
+// in interleaved rounds, one left idle until it has trimmed (MEMORY_TRIM_IDLE_MS=30000) and one with
+// the trim off. Each round loads one of them while the other idles for less than the trim's window,
+// so neither trims again in between.
 // Usage: node bench/idle-trim.ts   (BENCH_ROUNDS, default 4)
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { benchEnvironment, cli, load, mintBenchToken, residentMb, startProcess } from './support.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+{
+  const demo = await startProcess(
+    ['bin/agent-commons.js', 'serve'],
+    { DATABASE_URL: `sqlite:${join(mkdtempSync(join(tmpdir(), 'agent-commons-idle-')), 'demo.db')}` },
+    '/healthz',
+  );
+  await sleep(5000);
+  const afterStart = residentMb(demo.child.pid!);
+  // The default window is 30 s, checked every 30 s: idle from the start, the trim comes within 60 s.
+  await sleep(65_000);
+  console.log(
+    `idle resident, demo database, default settings: ${afterStart} MB 5 s after listening, ` +
+      `${residentMb(demo.child.pid!)} MB 70 s after (target <= 120 MB)`,
+  );
+  await demo.stop();
+}
 
 async function instance(label: string, settings: Record<string, string>) {
   const { env } = benchEnvironment(`agent-commons-trim-${label}-`);
@@ -28,7 +51,7 @@ const trimmedBy = (mb: number) =>
   residentMb(keeping.server.child.pid!) - residentMb(trimming.server.child.pid!) >= mb;
 while (!trimmedBy(20)) {
   if (Date.now() - startedAt > 120_000) throw new Error('no trim within two minutes of the start');
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await sleep(1000);
 }
 console.log(
   `trimmed: its pages left ${Math.round((Date.now() - startedAt) / 1000)} s after the start; resident ${residentMb(trimming.server.child.pid!)} MB ` +

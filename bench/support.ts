@@ -212,11 +212,14 @@ export function highlightStory(id: string): string {
 /**
  * Every bench server's settings but its database: no demo seed, quiet logs, and limits far above any
  * load, so the rows measure the service, not its refusals. Browser sessions are charged to the
- * anonymous per-IP budget (scenario e1).
+ * anonymous per-IP budget (scenario e1). No idle trim: a row waits 20 s or more for its turn while
+ * other rows run, and a trim in that gap would make the rows after it depend on the order of the
+ * run; bench/idle-trim.ts measures what a trim saves and costs.
  */
 const BENCH_SETTINGS = {
   SEED_DEMO: 'false',
   LOG_LEVEL: 'warn',
+  MEMORY_TRIM_IDLE_MS: '0',
   LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
   LIMIT_TOKEN_PER_MINUTE: '100000000',
   LIMIT_HIGHLIGHTS_PER_DAY: '100000000',

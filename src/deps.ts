@@ -10,7 +10,6 @@ import { migrateToLatest } from './storage/migrations.ts';
 import {
   DatabaseWindowCounters,
   MemoryWindowCounters,
-  RedisWindowCounters,
   type WindowCounterStore,
 } from './storage/window-counters.ts';
 import { WriteBatcher } from './storage/write-batcher.ts';
@@ -29,8 +28,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   // First: a public deployment that cannot deliver sign-in links refuses to start before it opens anything.
   const mailer = createMailer(config);
   const database = openDatabase(config.databaseUrl, config.databaseTimeouts);
+  // ioredis is loaded only where Redis is configured (docs/deployment.md#memory).
   const windowCounters: WindowCounterStore = config.redisUrl
-    ? new RedisWindowCounters(config.redisUrl, config.redisKeyPrefix)
+    ? new (await import('./storage/redis-window-counters.ts')).RedisWindowCounters(
+        config.redisUrl,
+        config.redisKeyPrefix,
+      )
     : database.engine === 'sqlite'
       ? new MemoryWindowCounters()
       : new DatabaseWindowCounters(database.db, database.engine);

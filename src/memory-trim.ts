@@ -1,16 +1,18 @@
-// Gives memory back to the system when the process is idle (MEMORY_TRIM_IDLE_MS, off by default).
+// Gives memory back to the system when the process is idle (MEMORY_TRIM_IDLE_MS, 30 s by default).
 // V8 grows its young generation to fit the busiest moment (the start: migrations, the demo seed, the
 // research index; later a burst of requests) and keeps it while idle: 64 MB of space holding a few
-// MB, a third of an idle instance. A full collection while allocation is low lets V8 shrink it to its
-// minimum and hand the pages back some seconds later (180 → 118 MB on the demo database). The price
-// is paid after: until the young generation has grown back, requests cost more CPU (setup-check 15
-// → 17-19 µs over four 12 s rounds), which is why it is the operator's choice. A collection runs only
-// once a window has passed with the event loop idle, once per busy spell. See docs/deployment.md#memory.
+// MB, a third of an idle instance. V8's memory-reducing ("last-resort") collection shrinks it to its
+// minimum at once (177 → 116-120 MB on the demo database, Node 22, 24 and 26); a regular full
+// collection shrinks it only when V8 judges the allocation rate low, which after a load it often
+// does not. The price is paid after: until the young generation has grown back, requests cost more
+// CPU (setup-check about 13 % in the first 10 s of saturation, 5 % after a minute). So a collection
+// runs only once a whole window has passed with the event loop idle, once per busy spell (the start
+// counts as one): a busy instance is never trimmed. See docs/deployment.md#memory.
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-type Collect = (options: { type: 'major'; execution: 'sync' }) => void;
+type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
 let collect: Collect | undefined;
 
@@ -37,12 +39,12 @@ export interface Trimmed {
   ms: number;
 }
 
-/** One full collection now. */
+/** One memory-reducing full collection now (a few tens of milliseconds on the demo database). */
 export function trimMemory(): Trimmed {
   const residentMb = Math.round(process.memoryUsage.rss() / 1048576);
   const youngBeforeMb = youngGenerationMb();
   const started = performance.now();
-  collector()({ type: 'major', execution: 'sync' });
+  collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   const ms = Math.round(performance.now() - started);
   return { residentMb, youngBeforeMb, youngAfterMb: youngGenerationMb(), ms };
 }
@@ -52,12 +54,17 @@ const IDLE_UTILIZATION = 0.02;
 const BUSY_UTILIZATION = 0.2;
 
 /**
- * Trims after every busy spell (a window of `idleMs` at least a fifth busy) once a whole window
- * passes idle. Returns its stop. The timer is unref'd: it never keeps the process alive.
+ * Trims after every busy spell (a window of `idleMs` at least a fifth busy, or the start when
+ * `busyAtStart`) once a whole window passes idle. Returns its stop. The timer is unref'd: it never
+ * keeps the process alive.
  */
-export function trimWhenIdle(idleMs: number, onTrim: (trimmed: Trimmed) => void): () => void {
+export function trimWhenIdle(
+  idleMs: number,
+  onTrim: (trimmed: Trimmed) => void,
+  { busyAtStart }: { busyAtStart: boolean },
+): () => void {
   let last = performance.eventLoopUtilization();
-  let busySinceTrim = false;
+  let busySinceTrim = busyAtStart;
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const { utilization } = performance.eventLoopUtilization(now, last);

@@ -9,10 +9,10 @@ import { outcomeFor, type RatePolicy, rateLimitHeaders } from '../src/core/rate-
 import { counters } from '../src/storage/counters.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
+import { RedisWindowCounters } from '../src/storage/redis-window-counters.ts';
 import {
   DatabaseWindowCounters,
   MemoryWindowCounters,
-  RedisWindowCounters,
   type WindowCounterStore,
 } from '../src/storage/window-counters.ts';
 import { startTestApp } from './support/app.ts';

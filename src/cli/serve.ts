@@ -8,7 +8,7 @@ import { seedNewDatabase } from '../domain/demo/seed.ts';
 import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
 import { describePayments } from '../domain/payments/describe.ts';
 import { startPaymentReconciler } from '../domain/payments/reconciler.ts';
-import { trimMemory, trimWhenIdle } from '../memory-trim.ts';
+import { trimWhenIdle } from '../memory-trim.ts';
 import { startMetricsServer } from '../surfaces/metrics-endpoint.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 import { drainOnSignal } from './drain.ts';
@@ -24,16 +24,17 @@ function describeMetrics(config: Config, portUrl: string | undefined): string {
   return `metrics: ${places.join(' and ')} (${guard})`;
 }
 
-/** Trims memory once the start is done, then after each busy spell (MEMORY_TRIM_IDLE_MS). */
+/** Trims memory once the process has been idle a whole MEMORY_TRIM_IDLE_MS, the start counted as busy. */
 function keepMemoryTrimmed(config: Config, started: Promise<void>, log: FastifyBaseLogger): () => void {
   if (config.memoryTrimIdleMs === 0) return () => {};
   let stopIdle = () => {};
   let stopped = false;
   void started.then(() => {
     if (stopped) return;
-    log.info(trimMemory(), 'memory trimmed after the start');
-    stopIdle = trimWhenIdle(config.memoryTrimIdleMs, (trimmed) =>
-      log.info(trimmed, 'memory trimmed while idle'),
+    stopIdle = trimWhenIdle(
+      config.memoryTrimIdleMs,
+      (trimmed) => log.info(trimmed, 'memory trimmed while idle'),
+      { busyAtStart: true },
     );
   });
   return () => {
@@ -62,8 +63,8 @@ export async function serve(options: { seed: boolean }): Promise<void> {
   process.stdout.write(`${describePayments(config.payments)}\n`);
   const metrics = await startMetricsServer(deps);
   process.stdout.write(`${describeMetrics(config, metrics?.url)}\n`);
-  // The research index is built in the background now rather than at the first question; with
-  // MEMORY_TRIM_IDLE_MS, the memory the start needed is given back once it is.
+  // The research index is built in the background now rather than at the first question; the
+  // memory the start needed is given back once it is built and the process has been idle a while.
   const warmed = deps.corpus.warm();
   const stopTrim = keepMemoryTrimmed(config, warmed, app.log);
   const stopScheduler = startScheduler(deps, app.log, { workers: config.runWorkers });

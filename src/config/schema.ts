@@ -72,14 +72,14 @@ export const CONFIG_SCHEMA = {
   memoryTrimIdleMs: durationMs({
     env: 'MEMORY_TRIM_IDLE_MS',
     group: 'server',
-    default: 0,
+    default: 30_000,
     min: 0,
     description:
-      'Give idle memory back to the system: once the start is done, and after each busy spell once ' +
-      'this long has passed with the process idle (one full collection of a few milliseconds). An idle ' +
-      'instance then holds about 120 MB instead of 180, but requests after a trim cost about 15 % more ' +
-      'CPU until the young generation has grown back. `0` (the default): never. See ' +
-      '[deployment](deployment.md#memory).',
+      'Give idle memory back to the system once this long has passed with the process idle, once per ' +
+      'busy spell (the start counts as one): one memory-reducing collection of tens of milliseconds. ' +
+      'An idle instance then holds about 120 MB instead of 180; a busy one is never trimmed, and ' +
+      'requests right after a trim cost up to about 13 % more CPU until the young generation has ' +
+      'grown back. `0`: never. See [deployment](deployment.md#memory).',
   }),
   tiersFile: optional({
     env: 'TIERS_FILE',
