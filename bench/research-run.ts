@@ -15,6 +15,8 @@ export async function researchBench(sizes: number[]): Promise<void> {
     DATABASE_URL: `sqlite:${file}`,
     SEED_DEMO: 'false',
     LOG_LEVEL: 'warn',
+    // As every bench server (bench/support.ts): the resident figures are never taken after a trim.
+    MEMORY_TRIM_IDLE_MS: '0',
     LIMIT_RESEARCH_PER_HOUR: '100000000',
     LIMIT_TOKEN_PER_MINUTE: '100000000',
   };
