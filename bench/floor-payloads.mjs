@@ -8,6 +8,46 @@ export const headers = {
   'x-request-id': '6f1c2f64-5b0e-4d7e-9a51-0d7c9a1b2c3d',
   'x-content-type-options': 'nosniff',
 };
+// Setup-check's answer (row (b)) as the bench's token gets it, 773 bytes serialized.
+export const setupCheck = {
+  ready: true,
+  checks: {
+    token: 'valid',
+    token_prefix: 'agt_VM2xmH',
+    scopes: ['read:public'],
+    scopes_suspended_by_tier: [],
+    member_id: 'mem_52e9e14546a7f5fc',
+    member_name: 'Bench',
+    tier: 'core',
+    sandbox: false,
+    payments: {
+      accepting: false,
+      reason: 'X402_PAY_TO is not set: this service takes no payment.',
+      protocol: 'x402',
+      network: 'eip155:84532',
+      asset: 'default USD stablecoin of the network',
+      amounts_usd: null,
+      minimum_usd: 1,
+      maximum_usd: 1000,
+    },
+  },
+  missing: [],
+  next_actions: [],
+  mcp: {
+    url: 'http://127.0.0.1:0/api/mcp',
+    transport: 'streamable-http',
+    headers: { Authorization: 'Bearer <your agt_ token>' },
+    config_snippet: {
+      mcpServers: {
+        'agent-commons': {
+          type: 'http',
+          url: 'http://127.0.0.1:0/api/mcp',
+          headers: { Authorization: `Bearer \${AGENT_COMMONS_TOKEN}` },
+        },
+      },
+    },
+  },
+};
 // (f)'s answer also says Vary: it is gzipped for clients that accept gzip.
 export const upcomingHeaders = { ...headers, vary: 'accept-encoding' };
 // The size of scenario (f)'s answer: twenty upcoming events, already serialized.

@@ -1,7 +1,8 @@
 // Baseline: the smallest useful node:http JSON server.
-// Its /upcoming path sends (f)'s answer and headers: the floor of node:http alone for that payload.
+// Its /upcoming and /setup-check paths send (f)'s and (b)'s answers and headers, already serialized:
+// the floor of node:http alone for those answers.
 import { createServer } from 'node:http';
-import { upcoming, upcomingHeaders } from './floor-payloads.mjs';
+import { headers, setupCheck, upcoming, upcomingHeaders } from './floor-payloads.mjs';
 
 const body = JSON.stringify({ hello: 'world' });
 const upcomingReply = {
@@ -9,10 +10,21 @@ const upcomingReply = {
   'content-type': 'application/json; charset=utf-8',
   'content-length': Buffer.byteLength(upcoming),
 };
+const setupCheckBody = JSON.stringify(setupCheck);
+const setupCheckReply = {
+  ...headers,
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': Buffer.byteLength(setupCheckBody),
+};
 const server = createServer((request, response) => {
   if (request.url === '/upcoming') {
     response.writeHead(200, upcomingReply);
     response.end(upcoming);
+    return;
+  }
+  if (request.url === '/setup-check') {
+    response.writeHead(200, setupCheckReply);
+    response.end(setupCheckBody);
     return;
   }
   response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
