@@ -8,8 +8,9 @@ import {
   benchEnvironment,
   cli,
   highlightStory,
-  load,
+  interleavedRounds,
   mintBenchToken,
+  type RoundSide,
   type Server,
   startProcess,
 } from './support.ts';
@@ -62,25 +63,16 @@ async function serveFrom(
 }
 
 const sides = [await serveFrom(other, 'other'), await serveFrom(here, 'this')];
-const figures: Record<string, { rps: number; cpu: number }[]> = { other: [], this: [] };
-for (let round = 1; round <= rounds; round++) {
-  for (const side of round % 2 ? sides : [...sides].reverse()) {
+await interleavedRounds(
+  measured.name,
+  sides.map((side) => {
     const request = measured.request(side.token);
-    const result = await load(
-      `${round}: ${measured.name} ${side.label}`,
-      { ...request, url: side.server.url + request.url },
-      side.server.child.pid,
-    );
-    figures[side.label].push({ rps: result.requestsPerSecond, cpu: result.cpuPerRequest ?? 0 });
-    console.log(
-      `round ${round} ${side.label}: ${result.requestsPerSecond} req/s, ${result.cpuPerRequest} µs/req, ${result.non2xx} non-2xx`,
-    );
-  }
-}
-for (const side of sides) await side.server.stop();
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const [otherRps, thisRps] = [median(figures.other.map((f) => f.rps)), median(figures.this.map((f) => f.rps))];
-console.log(
-  `${measured.name} medians: ${other} ${otherRps} req/s (${median(figures.other.map((f) => f.cpu))} µs), this tree ${thisRps} req/s ` +
-    `(${median(figures.this.map((f) => f.cpu))} µs): ${(((thisRps - otherRps) / otherRps) * 100).toFixed(1)} %`,
+    return {
+      label: side.label,
+      server: side.server,
+      request: { ...request, url: side.server.url + request.url },
+    };
+  }) as [RoundSide, RoundSide],
+  rounds,
 );
+for (const side of sides) await side.server.stop();

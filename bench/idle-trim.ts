@@ -8,7 +8,15 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchEnvironment, cli, load, mintBenchToken, residentMb, startProcess } from './support.ts';
+import {
+  benchEnvironment,
+  cli,
+  interleavedRounds,
+  mintBenchToken,
+  type RoundSide,
+  residentMb,
+  startProcess,
+} from './support.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -57,29 +65,15 @@ console.log(
   `trimmed: its pages left ${Math.round((Date.now() - startedAt) / 1000)} s after the start; resident ${residentMb(trimming.server.child.pid!)} MB ` +
     `against ${residentMb(keeping.server.child.pid!)} MB untrimmed`,
 );
-const figures: Record<string, { rps: number; cpu: number }[]> = { trimmed: [], untrimmed: [] };
-for (let round = 1; round <= rounds; round++) {
-  for (const side of round % 2 ? [trimming, keeping] : [keeping, trimming]) {
-    const result = await load(
-      `${round}: (b) ${side.label}`,
-      { url: `${side.server.url}/api/agent/setup-check`, headers: { authorization: `Bearer ${side.token}` } },
-      side.server.child.pid,
-    );
-    figures[side.label].push({ rps: result.requestsPerSecond, cpu: result.cpuPerRequest ?? 0 });
-    console.log(
-      `round ${round} ${side.label}: ${result.requestsPerSecond} req/s, ${result.cpuPerRequest} µs/req, ` +
-        `${result.non2xx} non-2xx, resident ${residentMb(side.server.child.pid!)} MB`,
-    );
-  }
-}
+const sideOf = (side: typeof trimming): RoundSide => ({
+  label: side.label,
+  server: side.server,
+  request: {
+    url: `${side.server.url}/api/agent/setup-check`,
+    headers: { authorization: `Bearer ${side.token}` },
+  },
+  note: () => `resident ${residentMb(side.server.child.pid!)} MB`,
+});
+// The change printed last is the trimmed instance's against the untrimmed one.
+await interleavedRounds('(b)', [sideOf(keeping), sideOf(trimming)], rounds);
 for (const side of [trimming, keeping]) await side.server.stop();
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const [trimmedRps, untrimmedRps] = [
-  median(figures.trimmed.map((f) => f.rps)),
-  median(figures.untrimmed.map((f) => f.rps)),
-];
-console.log(
-  `(b) medians: after a trim ${trimmedRps} req/s (${median(figures.trimmed.map((f) => f.cpu))} µs), untrimmed ` +
-    `${untrimmedRps} req/s (${median(figures.untrimmed.map((f) => f.cpu))} µs): ` +
-    `${(((trimmedRps - untrimmedRps) / untrimmedRps) * 100).toFixed(1)} %`,
-);

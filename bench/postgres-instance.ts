@@ -5,18 +5,11 @@
 // Usage: node bench/postgres-instance.ts [read|write]   (BENCH_POSTGRES_URL, BENCH_CONNECTIONS,
 // REDIS_URL to count the per-minute windows in Redis instead of the database)
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { mintBenchToken, startProcess, withBenchPostgres } from './support.ts';
+import { cpuTimes, mintBenchToken, startProcess, withBenchPostgres } from './support.ts';
 
 const kind = process.argv[2] === 'write' ? 'write' : 'read';
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 25);
-
-/** User and system CPU of a process so far, in µs (from /proc: clock ticks of 10 ms). */
-function cpu(pid: number): { user: number; system: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { user: Number(fields[11]) * 10_000, system: Number(fields[12]) * 10_000 };
-}
 
 const redis: Record<string, string> = process.env.REDIS_URL
   ? { REDIS_URL: process.env.REDIS_URL, REDIS_KEY_PREFIX: `ac_bench_${randomBytes(4).toString('hex')}` }
@@ -52,9 +45,9 @@ await withBenchPostgres(async (env) => {
     });
   try {
     await load(2);
-    const before = cpu(server.child.pid!);
+    const before = cpuTimes(server.child.pid!);
     const result = await load(8);
-    const after = cpu(server.child.pid!);
+    const after = cpuTimes(server.child.pid!);
     const total = result.requests.total;
     console.log(
       `${kind} on PostgreSQL, one instance, one token, ${connections} connections` +

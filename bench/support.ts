@@ -27,9 +27,14 @@ export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
 /** CPU time (user + system) the process has used so far, in microseconds. */
 export function cpuMicros(pid: number): number {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
+}
+
+/** A process's user and system CPU so far, apart, in µs (from /proc: clock ticks of 10 ms). */
+export function cpuTimes(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1_000_000) / 100;
+  return { user: Number(fields[11]) * 10_000, system: Number(fields[12]) * 10_000 };
 }
 
 const PINNED = availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
@@ -116,6 +121,53 @@ export async function startProcess(
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** One of two servers loaded in turns by interleavedRounds. */
+export interface RoundSide {
+  label: string;
+  server: Server;
+  request: autocannon.Options;
+  /** Appended to the side's line each round (the resident size, say). */
+  note?: () => string;
+}
+
+/** A side's medians over the rounds. */
+export interface RoundMedians {
+  rps: number;
+  cpu: number;
+}
+
+/**
+ * Loads two servers in interleaved rounds (the first goes first in odd rounds, second in even ones),
+ * prints every round, and returns each side's medians: a before-and-after on the same machine and
+ * minutes. Prints the second side's change against the first.
+ */
+export async function interleavedRounds(
+  name: string,
+  sides: [RoundSide, RoundSide],
+  rounds: number,
+): Promise<[RoundMedians, RoundMedians]> {
+  const figures = sides.map(() => ({ rps: [] as number[], cpu: [] as number[] }));
+  for (let round = 1; round <= rounds; round++) {
+    for (const index of round % 2 ? [0, 1] : [1, 0]) {
+      const side = sides[index];
+      const result = await load(`${round}: ${name} ${side.label}`, side.request, side.server.child.pid);
+      figures[index].rps.push(result.requestsPerSecond);
+      figures[index].cpu.push(result.cpuPerRequest ?? 0);
+      console.log(
+        `round ${round} ${side.label}: ${result.requestsPerSecond} req/s, ${result.cpuPerRequest} µs/req, ` +
+          `${result.non2xx} non-2xx${side.note ? `, ${side.note()}` : ''}`,
+      );
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const [first, second] = figures.map((each) => ({ rps: median(each.rps), cpu: median(each.cpu) }));
+  console.log(
+    `${name} medians: ${sides[0].label} ${first.rps} req/s (${first.cpu} µs), ${sides[1].label} ${second.rps} req/s ` +
+      `(${second.cpu} µs): ${(((second.rps - first.rps) / first.rps) * 100).toFixed(1)} %`,
+  );
+  return [first, second];
 }
 
 export function cli(args: string[], env: Record<string, string>): string {
