@@ -5,7 +5,7 @@
 // minimum at once (177 → 116-120 MB on the demo database, Node 22, 24 and 26); a regular full
 // collection shrinks it only when V8 judges the allocation rate low, which after a load it often
 // does not. The price is paid after: until the young generation has grown back, requests cost more
-// CPU (setup-check about 13 % in the first 10 s of saturation, 5 % after a minute). So a collection
+// CPU (10-20 % in the first 40 s of saturation, 5 % after a minute). So a collection
 // runs only once a whole window has passed with the event loop idle, once per busy spell (the start
 // counts as one): a busy instance is never trimmed. See docs/deployment.md#memory.
 import { performance } from 'node:perf_hooks';

@@ -78,7 +78,7 @@ export const CONFIG_SCHEMA = {
       'Give idle memory back to the system once this long has passed with the process idle, once per ' +
       'busy spell (the start counts as one): one memory-reducing collection of tens of milliseconds. ' +
       'An idle instance then holds about 120 MB instead of 180; a busy one is never trimmed, and ' +
-      'requests right after a trim cost up to about 13 % more CPU until the young generation has ' +
+      'requests right after a trim cost 10-20 % more CPU until the young generation has ' +
       'grown back. `0`: never. See [deployment](deployment.md#memory).',
   }),
   tiersFile: optional({
