@@ -55,7 +55,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     },
   };
   try {
-    if (!options.skipMigrations) await database.unbounded(migrateToLatest);
+    if (!options.skipMigrations) {
+      await database.unbounded(migrateToLatest);
+      // After the migrations: they create the triggers whose notifications keep the cache exact.
+      await database.listenForChanges?.();
+    }
   } catch (error) {
     await deps.close();
     throw error;

@@ -3,16 +3,17 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
+import { AUTH_LISTENER_NAME, type AuthListener, listenForAuthChanges } from './auth-listener.ts';
 import { InvalidatingCache } from './invalidating-cache.ts';
 import { namingPool } from './named-statements.ts';
 import { registerDirectReader } from './prepared.ts';
 import type { Db } from './schema.ts';
+import type { CounterStoreLog } from './window-counters.ts';
 import { WriteWatchPlugin } from './write-watch.ts';
 
 export type Engine = 'sqlite' | 'postgres';
 
-/** The tables a token or session lookup reads: a write to any of them empties the lookup cache. */
-/** What the embedded engine's lookup cache holds rows of: credentials, and members' tier status. */
+/** What the lookup cache holds rows of (credentials, members' tier status): a write to any empties it. */
 const CACHED_TABLES = new Set(['tokens', 'members', 'sessions', 'tier_requests']);
 
 export interface Database {
@@ -21,11 +22,18 @@ export interface Database {
   /** Where the data lives, without credentials: safe to print. */
   location: string;
   /**
-   * Token, session and tier-status lookups that stay exact (embedded engine only): emptied by any
-   * write to tokens, members, sessions or tier_requests.
-   * PostgreSQL has none, so every instance reads the database on every request.
+   * Token, session and tier-status lookups that stay exact: emptied by any write to tokens, members,
+   * sessions or tier_requests, this process's at once and another's as its engine reveals it (see
+   * InvalidatingCache). On PostgreSQL it serves only once listenForChanges() has its listener up.
    */
   authCache?: InvalidatingCache<unknown>;
+  /**
+   * PostgreSQL: starts listening for other processes' changes to what the cache holds (after the
+   * migrations, which create the triggers that notify) and settles after the first attempt.
+   */
+  listenForChanges?(): Promise<AuthListener>;
+  /** The app's logger, once it has one, for the listener's outage lines. */
+  useLog?(log: CounterStoreLog): void;
   /** The embedded engine's own handle, for the research index's synchronous full-text reads. */
   sqlite?: SQLite.Database;
   /**
@@ -120,6 +128,12 @@ function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
 function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
   // Kysely asks for the pool at the first query.
   let pool: pg.Pool | undefined;
+  // Suspended until the change listener is up: until then every lookup reads the database.
+  const authCache = new InvalidatingCache<unknown>(() => 0);
+  authCache.suspend();
+  const watch = new WriteWatchPlugin(CACHED_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
+  let listener: AuthListener | undefined;
+  let log: CounterStoreLog | undefined;
   const db = new Kysely({
     dialect: new PostgresDialect({
       pool: async () => {
@@ -127,12 +141,28 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
         return namingPool(pool);
       },
     }),
+    plugins: [watch],
   }) as Db;
   const parsed = new URL(url);
   return {
     db,
     engine: 'postgres',
     location: `postgres://${parsed.host}${parsed.pathname}`,
+    authCache,
+    async listenForChanges() {
+      listener ??= listenForAuthChanges(async () => {
+        const pg = await pgDriver();
+        return new pg.Client({
+          connectionString: url,
+          keepAlive: true,
+          connectionTimeoutMillis: timeouts.connectTimeoutMs,
+          application_name: AUTH_LISTENER_NAME,
+        });
+      }, authCache);
+      if (log) listener.useLog(log);
+      await listener.firstAttempt;
+      return listener;
+    },
     poolUse: () => ({
       total: pool?.totalCount ?? 0,
       idle: pool?.idleCount ?? 0,
@@ -151,7 +181,14 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
         await single.destroy();
       }
     },
-    close: () => db.destroy(),
+    useLog(next) {
+      log = next;
+      listener?.useLog(next);
+    },
+    async close() {
+      await listener?.stop();
+      await db.destroy();
+    },
   };
 }
 

@@ -3,11 +3,14 @@ const MAX_ENTRIES = 10_000;
 export const EXTERNAL_CHECK_MS = 250;
 
 /**
- * Lookups of the embedded engine, kept until anything could have changed them. A write to a watched
- * table through this process (reported by WriteWatchPlugin) empties it at once, so revocations and
- * tier changes made through the service take effect on the very next request. A commit by another
- * process on the same file (the CLI) is noticed through SQLite's data_version within
- * EXTERNAL_CHECK_MS. The token lookup uses it for valid tokens only; refusals are never cached.
+ * Token, session and tier-status lookups, kept until anything could have changed them. A write to a
+ * watched table through this process (reported by WriteWatchPlugin) empties it at once, so
+ * revocations and tier changes made through the service take effect on the very next request.
+ * Another process's commits: on the embedded engine SQLite's data_version reveals them within
+ * EXTERNAL_CHECK_MS; on PostgreSQL a notification sent by the tables' triggers empties it
+ * (storage/auth-listener.ts), and while that listener is not connected the cache is suspended:
+ * every lookup reads the database. The token lookup uses it for valid tokens only; refusals are
+ * never cached.
  */
 export class InvalidatingCache<Entry> {
   private readonly externalVersion: () => number;
@@ -16,6 +19,7 @@ export class InvalidatingCache<Entry> {
   private generation = 0;
   private seenVersion: number;
   private checkedAt = 0;
+  private suspended = false;
 
   constructor(externalVersion: () => number, now: () => number = Date.now) {
     this.externalVersion = externalVersion;
@@ -27,6 +31,22 @@ export class InvalidatingCache<Entry> {
   invalidate(): void {
     this.generation++;
     this.entries.clear();
+  }
+
+  /** Hold nothing and answer nothing until resume(): no one could tell us of another's writes. */
+  suspend(): void {
+    this.suspended = true;
+    this.invalidate();
+  }
+
+  /** Cache again, from empty: whatever was written while suspended was never cached. */
+  resume(): void {
+    this.suspended = false;
+    this.invalidate();
+  }
+
+  get active(): boolean {
+    return !this.suspended;
   }
 
   /** A snapshot to take before a lookup, so a write that lands during it is not cached over. */
@@ -44,12 +64,13 @@ export class InvalidatingCache<Entry> {
   }
 
   get(key: string): Entry | undefined {
+    if (this.suspended) return undefined;
     this.snapshot();
     return this.entries.get(key);
   }
 
   set(key: string, entry: Entry, snapshot: number): void {
-    if (snapshot !== this.generation) return;
+    if (this.suspended || snapshot !== this.generation) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(key, entry);
   }

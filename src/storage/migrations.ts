@@ -11,6 +11,7 @@ import { signingKeys } from './migration-0009-signing-keys.ts';
 import { oauth } from './migration-0011-oauth.ts';
 import { a2aTasks } from './migration-0012-a2a-tasks.ts';
 import { payments } from './migration-0013-payments.ts';
+import { authNotify } from './migration-0014-auth-notify.ts';
 
 const initial: Migration = {
   async up(db: Kysely<any>) {
@@ -178,6 +179,7 @@ const migrations: Record<string, Migration> = {
   '0011_oauth': oauth,
   '0012_a2a_tasks': a2aTasks,
   '0013_payments': payments,
+  '0014_auth_notify': authNotify,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

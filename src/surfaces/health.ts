@@ -26,6 +26,7 @@ export function startDraining(app: FastifyInstance): void {
 export function registerHealthChecks(app: FastifyInstance, deps: Deps): void {
   app.get('/healthz', async () => ({ ok: true }));
   deps.windowCounters.useLog?.(app.log);
+  deps.database.useLog?.(app.log);
   // Once every migration has run it stays run: later answers skip that query.
   let migrated = false;
   app.get('/readyz', async (request, reply) => {
