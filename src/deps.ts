@@ -22,6 +22,11 @@ export interface DepsOptions {
   tiers?: TierLadder;
   /** Skip migrations (the CLI `migrate` command runs them itself). */
   skipMigrations?: boolean;
+  /**
+   * false: no listener for other processes' changes (PostgreSQL), so the lookup cache stays
+   * suspended and every lookup reads the database; for the CLI, which serves no requests.
+   */
+  listenForChanges?: boolean;
 }
 
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
@@ -58,7 +63,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     if (!options.skipMigrations) {
       await database.unbounded(migrateToLatest);
       // After the migrations: they create the triggers whose notifications keep the cache exact.
-      await database.listenForChanges?.();
+      if (options.listenForChanges !== false) await database.listenForChanges?.();
     }
   } catch (error) {
     await deps.close();

@@ -4,7 +4,7 @@ import type { Deps } from '../operations/services.ts';
 
 /** Opens the database named by DATABASE_URL (migrated, never auto-seeded), runs the command, closes it. */
 export async function withDeps<T>(run: (deps: Deps) => Promise<T>): Promise<T> {
-  const deps = await createDeps(loadConfig(process.env, { seedDemo: false }));
+  const deps = await createDeps(loadConfig(process.env, { seedDemo: false }), { listenForChanges: false });
   try {
     return await run(deps);
   } finally {
