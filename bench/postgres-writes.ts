@@ -21,6 +21,11 @@ import {
 } from './support.ts';
 
 const MEMBERS = Math.max(1, Number(process.env.BENCH_PG_MEMBERS ?? 1));
+/**
+ * BENCH_PG_REDIS=redis://… (or 1 for the local server): the per-minute counters in Redis, as a
+ * deployment of several instances may keep them (docs/deployment.md), instead of PostgreSQL's table.
+ */
+const REDIS = process.env.BENCH_PG_REDIS === '1' ? 'redis://127.0.0.1:6379' : process.env.BENCH_PG_REDIS;
 
 export interface PostgresWrites {
   instances: Figures[];
@@ -58,6 +63,9 @@ function localPostgresCpuMicros(): number | undefined {
 }
 
 export function postgresWrites(): Promise<PostgresWrites> {
+  const redis: Record<string, string> = REDIS
+    ? { REDIS_URL: REDIS, REDIS_KEY_PREFIX: `bench-${process.pid}` }
+    : {};
   return withBenchPostgres(async (env) => {
     const tokens = Array.from(
       { length: MEMBERS },
@@ -130,7 +138,7 @@ export function postgresWrites(): Promise<PostgresWrites> {
       await client.end();
       await Promise.all(servers.map((s) => s.stop()));
     }
-  });
+  }, redis);
 }
 
 export function postgresWritesSummary(writes: PostgresWrites): string {
@@ -148,7 +156,8 @@ export function postgresWritesSummary(writes: PostgresWrites): string {
       ? ''
       : `; PostgreSQL's own CPU ${writes.postgresCpuPerWrite} µs per write (its processes on this machine)`;
   return (
-    `(d-pg) two instances on one PostgreSQL database: ${writes.total} writes/s together (target >= 3000); ` +
+    `(d-pg) two instances on one PostgreSQL database${REDIS ? ', per-minute counters in Redis' : ''}: ` +
+    `${writes.total} writes/s together (target >= 3000); ` +
     `${writes.acknowledged} acknowledged, ${writes.stored} stored: ${verdict}${postgresCpu}`
   );
 }
