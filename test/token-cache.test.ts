@@ -4,7 +4,7 @@ import { createSession, revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '..
 import { setMemberTier } from '../src/domain/members/members.ts';
 import { sha256 } from '../src/secrets.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import { EXTERNAL_CHECK_MS } from '../src/storage/invalidating-cache.ts';
+import { EXTERNAL_CHECK_MS, InvalidatingCache } from '../src/storage/invalidating-cache.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 
 // The embedded engine keeps valid token lookups in memory; these tests show a change still takes
@@ -130,5 +130,27 @@ describe('token lookup cache (sqlite)', () => {
     const renamed = await tierMe(session);
     assert.equal(renamed.body.display_name, 'Renamed');
     assert.equal(renamed.body.pending.tier, 'core');
+  });
+});
+
+// The PostgreSQL instances' cache is suspended while its change listener is down (src/storage/auth-listener.ts).
+describe('lookup cache suspension', () => {
+  test('while suspended nothing is answered or kept; a lookup begun before a suspension is not kept after it', () => {
+    const cache = new InvalidatingCache<string>(() => 0);
+    cache.set('a', 'row a', cache.snapshot());
+    assert.equal(cache.get('a'), 'row a');
+    const before = cache.snapshot();
+    cache.suspend();
+    assert.equal(cache.active, false);
+    assert.equal(cache.get('a'), undefined);
+    cache.set('b', 'row b', cache.snapshot());
+    assert.equal(cache.get('b'), undefined);
+    cache.resume();
+    assert.equal(cache.active, true);
+    assert.equal(cache.get('a'), undefined, 'resumed empty');
+    cache.set('c', 'row c', before);
+    assert.equal(cache.get('c'), undefined, 'read before the suspension: not kept');
+    cache.set('d', 'row d', cache.snapshot());
+    assert.equal(cache.get('d'), 'row d');
   });
 });
