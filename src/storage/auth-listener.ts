@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { InvalidatingCache } from './invalidating-cache.ts';
 import { AUTH_CHANGES_CHANNEL } from './migration-0014-auth-notify.ts';
-import type { CounterStoreLog } from './window-counters.ts';
+import { type CounterStoreLog, stderrLog } from './window-counters.ts';
 
 /** How often the listening connection is asked to answer; no answer within as long suspends the cache. */
 export const HEARTBEAT_MS = 1000;
@@ -31,12 +31,7 @@ export function listenForAuthChanges(
   options: { heartbeatMs?: number } = {},
 ): AuthListener {
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
-  let log: CounterStoreLog = {
-    warn: (details, msg) =>
-      process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), ...details, msg })}\n`),
-    info: (details, msg) =>
-      process.stderr.write(`${JSON.stringify({ level: 30, time: Date.now(), ...details, msg })}\n`),
-  };
+  let log: CounterStoreLog = stderrLog;
   let current: pg.Client | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
   let retry: NodeJS.Timeout | undefined;

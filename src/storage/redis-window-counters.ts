@@ -1,15 +1,12 @@
 // The per-minute windows in Redis, shared by every instance. Its own module so that ioredis is
 // loaded only where REDIS_URL is set (src/deps.ts imports it then).
 import { Redis } from 'ioredis';
-import { type CounterStoreLog, MemoryWindowCounters, type WindowCounterStore } from './window-counters.ts';
-
-/** Before the app hands over its logger: the same JSON line shape pino writes, on stderr. */
-const stderrLog: CounterStoreLog = {
-  warn: (details, msg) =>
-    process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), ...details, msg })}\n`),
-  info: (details, msg) =>
-    process.stderr.write(`${JSON.stringify({ level: 30, time: Date.now(), ...details, msg })}\n`),
-};
+import {
+  type CounterStoreLog,
+  MemoryWindowCounters,
+  stderrLog,
+  type WindowCounterStore,
+} from './window-counters.ts';
 
 /**
  * Shared by every instance; INCR is atomic, and the key expires with its window.

@@ -48,6 +48,14 @@ export interface CounterStoreLog {
   info(details: Record<string, unknown>, message: string): void;
 }
 
+/** Before the app hands over its logger: the same JSON line shape pino writes, on stderr. */
+export const stderrLog: CounterStoreLog = {
+  warn: (details, msg) =>
+    process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), ...details, msg })}\n`),
+  info: (details, msg) =>
+    process.stderr.write(`${JSON.stringify({ level: 30, time: Date.now(), ...details, msg })}\n`),
+};
+
 /**
  * Several instances on PostgreSQL without Redis share their short windows through the database.
  *
