@@ -813,7 +813,14 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       return `${call.surface} ${call.operation} [${call.credential}] ${call.method} ${call.path.slice(0, 400)}${body}`;
     };
 
-    const property = fc.asyncProperty(calls, async (call) => {
+    // fast-check's time limit abandons the run in progress (a race against a timer): the server
+    // must not close under that call, which would then fail as unanswered. Awaited before closing.
+    let running: Promise<void> | undefined;
+    const property = fc.asyncProperty(calls, (call) => {
+      running = runOne(call);
+      return running;
+    });
+    const runOne = async (call: Parameters<typeof send>[0]): Promise<void> => {
       const run = report.tried++;
       report.bySurface[call.surface]++;
       const problem = await send(call);
@@ -826,7 +833,7 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
         if (options.mode === 'assert') throw new Error(`${problem}\n  call: ${describeCall(call)}`);
       }
       options.onProgress?.(report.tried, report.failed);
-    });
+    };
     await fc.assert(property, {
       seed: options.seed,
       numRuns: options.runs,
@@ -839,6 +846,7 @@ export async function fuzzEngine(engine: EngineName, options: FuzzOptions): Prom
       markInterruptAsFailure: false,
       endOnFailure: options.mode === 'collect',
     });
+    await running?.catch(() => {});
     report.phases.calls = (Date.now() - started) / 1000;
   } finally {
     const closing = Date.now();
