@@ -53,23 +53,31 @@ describe('memory trim', () => {
     assert.ok(trimmed.ms >= 0);
   });
 
+  // Windows of a second: what V8 does on this thread right after a collection (a few tens of
+  // milliseconds, stretched on a loaded machine) stays far under a fifth of one, as it does under
+  // the 30 s default; with 200 ms windows it made the window after a trim look busy on a loaded CI.
+  const WINDOW_MS = 1000;
+
   test('trims once after a busy spell, once the process has been idle a whole window', async () => {
-    // The collection of the test before leaves V8 work on this thread for a moment (and a loaded
-    // machine stretches it): a window it made busy would rightly be trimmed after. Start past it.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Past the previous test's collection and its aftermath.
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
     const trims: number[] = [];
-    const stop = trimWhenIdle(200, () => trims.push(Date.now()), { busyAtStart: false });
+    const stop = trimWhenIdle(WINDOW_MS, () => trims.push(Date.now()), { busyAtStart: false });
     try {
       // Idle windows with nothing before them: no trim. Then a busy window, then idle ones: one trim,
       // and no more while idleness lasts.
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      await new Promise((resolve) => setTimeout(resolve, 2.5 * WINDOW_MS));
       assert.equal(trims.length, 0, 'nothing to trim before any busy spell');
-      busyFor(300);
-      await waitUntil(() => trims.length === 1, 'the trim after the busy spell', { timeoutMs: 5000 });
-      await new Promise((resolve) => setTimeout(resolve, 900));
+      busyFor(WINDOW_MS / 2);
+      await waitUntil(() => trims.length === 1, 'the trim after the busy spell', {
+        timeoutMs: 6 * WINDOW_MS,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 3.5 * WINDOW_MS));
       assert.equal(trims.length, 1, 'no second trim while nothing happened in between');
-      busyFor(300);
-      await waitUntil(() => trims.length === 2, 'the trim after the next busy spell', { timeoutMs: 5000 });
+      busyFor(WINDOW_MS / 2);
+      await waitUntil(() => trims.length === 2, 'the trim after the next busy spell', {
+        timeoutMs: 6 * WINDOW_MS,
+      });
     } finally {
       stop();
     }
@@ -77,10 +85,10 @@ describe('memory trim', () => {
 
   test('the start counts as a busy spell: the first idle window trims', async () => {
     const trims: number[] = [];
-    const stop = trimWhenIdle(200, () => trims.push(Date.now()), { busyAtStart: true });
+    const stop = trimWhenIdle(WINDOW_MS, () => trims.push(Date.now()), { busyAtStart: true });
     try {
-      await waitUntil(() => trims.length === 1, 'the trim after the start', { timeoutMs: 5000 });
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      await waitUntil(() => trims.length === 1, 'the trim after the start', { timeoutMs: 6 * WINDOW_MS });
+      await new Promise((resolve) => setTimeout(resolve, 2.5 * WINDOW_MS));
       assert.equal(trims.length, 1, 'once');
     } finally {
       stop();
