@@ -13,13 +13,13 @@ import { AUTH_CHANGES_CHANNEL } from './migration-0014-auth-notify.ts';
 import { type CounterStoreLog, stderrLog } from './window-counters.ts';
 
 /** How often the listening connection is asked to answer; no answer within as long suspends the cache. */
-export const HEARTBEAT_MS = 1000;
+const HEARTBEAT_MS = 1000;
 const RECONNECT_MAX_MS = 2000;
 /** The listening connection's application_name, as pg_stat_activity shows it. */
 export const AUTH_LISTENER_NAME = 'agent-commons change listener';
 
 export interface AuthListener {
-  /** Settles once LISTEN is first in place or the first attempt failed (tests, the bench). */
+  /** Settles once LISTEN is first in place or the first attempt failed (the start waits for it). */
   readonly firstAttempt: Promise<void>;
   useLog(log: CounterStoreLog): void;
   stop(): Promise<void>;
@@ -28,9 +28,7 @@ export interface AuthListener {
 export function listenForAuthChanges(
   newClient: () => Promise<pg.Client>,
   cache: InvalidatingCache<unknown>,
-  options: { heartbeatMs?: number } = {},
 ): AuthListener {
-  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   let log: CounterStoreLog = stderrLog;
   let current: pg.Client | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -76,7 +74,7 @@ export function listenForAuthChanges(
       });
       const beat = () =>
         new Promise<void>((resolve, reject) => {
-          const late = setTimeout(() => reject(new Error('heartbeat unanswered')), heartbeatMs);
+          const late = setTimeout(() => reject(new Error('heartbeat unanswered')), HEARTBEAT_MS);
           answered = () => {
             clearTimeout(late);
             answered = undefined;
@@ -107,7 +105,7 @@ export function listenForAuthChanges(
           },
           (error: Error) => drop(attempt, error.message),
         );
-      }, heartbeatMs);
+      }, HEARTBEAT_MS);
       heartbeat.unref();
     } catch {
       failures++;

@@ -16,6 +16,11 @@ export type Engine = 'sqlite' | 'postgres';
 /** What the lookup cache holds rows of (credentials, members' tier status): a write to any empties it. */
 const CACHED_TABLES = new Set(['tokens', 'members', 'sessions', 'tier_requests']);
 
+/** Empties the cache at this process's writes to what it holds; a last-use stamp does not count. */
+function watchCachedTables(cache: InvalidatingCache<unknown>): WriteWatchPlugin {
+  return new WriteWatchPlugin(CACHED_TABLES, () => cache.invalidate(), new Set(['last_used_at']));
+}
+
 export interface Database {
   db: Db;
   engine: Engine;
@@ -31,7 +36,7 @@ export interface Database {
    * PostgreSQL: starts listening for other processes' changes to what the cache holds (after the
    * migrations, which create the triggers that notify) and settles after the first attempt.
    */
-  listenForChanges?(): Promise<AuthListener>;
+  listenForChanges?(): Promise<void>;
   /** The app's logger, once it has one, for the listener's outage lines. */
   useLog?(log: CounterStoreLog): void;
   /** The embedded engine's own handle, for the research index's synchronous full-text reads. */
@@ -90,8 +95,10 @@ function openSqlite(path: string): Database {
   // Prepared once: pragma() would compile the statement on every request.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   const authCache = new InvalidatingCache<unknown>(() => dataVersion.get() as number);
-  const watch = new WriteWatchPlugin(CACHED_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
-  const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
+  const db = new Kysely({
+    dialect: new SqliteDialect({ database: cached }),
+    plugins: [watchCachedTables(authCache)],
+  }) as Db;
   registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
   return {
     db,
@@ -131,7 +138,6 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
   // Suspended until the change listener is up: until then every lookup reads the database.
   const authCache = new InvalidatingCache<unknown>(() => 0);
   authCache.suspend();
-  const watch = new WriteWatchPlugin(CACHED_TABLES, () => authCache.invalidate(), new Set(['last_used_at']));
   let listener: AuthListener | undefined;
   let log: CounterStoreLog | undefined;
   const db = new Kysely({
@@ -141,7 +147,7 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
         return namingPool(pool);
       },
     }),
-    plugins: [watch],
+    plugins: [watchCachedTables(authCache)],
   }) as Db;
   const parsed = new URL(url);
   return {
@@ -161,7 +167,6 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
       }, authCache);
       if (log) listener.useLog(log);
       await listener.firstAttempt;
-      return listener;
     },
     poolUse: () => ({
       total: pool?.totalCount ?? 0,
