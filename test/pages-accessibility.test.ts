@@ -102,6 +102,20 @@ for (const engine of engines.filter((candidate) => candidate.name === 'sqlite'))
       assert.deepEqual(found, [], `axe found:\n${found.join('\n')}`);
     });
 
+    test('the axe check reports what it should: a page with known faults fails it', async () => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.setContent(
+        '<!doctype html><html lang="en"><head><title>Faults</title></head><body><main>' +
+          '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">' +
+          '<p style="color:#bbb;background:#fff">Too faint to read</p>' +
+          '<input type="text"></main></body></html>',
+      );
+      const found = (await violations(page)).map((line) => line.split(' ')[0]);
+      await context.close();
+      assert.deepEqual(found.sort(), ['color-contrast', 'image-alt', 'label']);
+    });
+
     test('the operator dashboard draws its charts with the demo community data, and they are saved as pictures', async () => {
       const context = await contextFor(t, (options) => browser.newContext(options), community.operator);
       const page = await context.newPage();
