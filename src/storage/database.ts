@@ -219,10 +219,6 @@ async function postgresPool(url: string, timeouts: DatabaseTimeouts, max = 10): 
     // request for the kernel's TCP timeout. Both waits are bounded, so the caller hears 503 quickly.
     connectionTimeoutMillis: connectTimeoutMs,
     keepAlive: true,
-    // Statements are written without waiting for the previous answer (named-statements.ts sends a
-    // transaction's BEGIN with its first statement); each still has its own Sync, so one that fails
-    // leaves the next to run (or be refused within an aborted transaction) exactly as before.
-    pipeline: true,
     ...(statementTimeoutMs > 0
       ? {
           // The server cancels a statement that runs too long and keeps the connection; the client's

@@ -48,41 +48,14 @@ function namingClient(client: pg.PoolClient): PostgresPoolClient {
   return wrapper;
 }
 
-/** What pg answers to BEGIN, handed to Kysely before the server's own answer arrives. */
-const BEGUN = { command: 'BEGIN', rowCount: null, rows: [] };
-
 function wrap(client: pg.PoolClient): PostgresPoolClient {
-  // A transaction's BEGIN is written at once but answered together with the statement that follows
-  // it: the connection is in pipeline mode, so both go out before either answer is read, and a
-  // write pays one round trip less. The statement's answer is handed over only after BEGIN's, and a
-  // failed BEGIN fails that statement (a BEGIN fails only with its connection, which fails both).
-  let begun: Promise<unknown> | undefined;
-  const send = (text: string, values: readonly unknown[]) => {
-    const name = values.length > 0 ? nameOf(text) : undefined;
-    return name
-      ? client.query({ name, text, values: values as unknown[] })
-      : client.query(text, values as unknown[]);
-  };
   return {
     query: ((text: string | pg.Submittable, values: readonly unknown[]) => {
       if (typeof text !== 'string') return client.query(text);
-      if (text === 'begin' && client.pipeline) {
-        begun = client.query(text);
-        // Observed by the statement that follows; kept from being reported as unhandled meanwhile.
-        begun.catch(() => {});
-        return Promise.resolve(BEGUN);
-      }
-      const answer = send(text, values);
-      if (!begun) return answer;
-      const beginAnswer = begun;
-      begun = undefined;
-      return beginAnswer.then(
-        () => answer,
-        (error) => {
-          answer.catch(() => {});
-          throw error;
-        },
-      );
+      const name = values.length > 0 ? nameOf(text) : undefined;
+      return name
+        ? client.query({ name, text, values: values as unknown[] })
+        : client.query(text, values as unknown[]);
     }) as unknown as PostgresPoolClient['query'],
     release: () => client.release(),
     // Kysely reads the backend's process id (an undocumented member of pg's Client) to cancel.
