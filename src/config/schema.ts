@@ -95,7 +95,9 @@ export const CONFIG_SCHEMA = {
     default: 'sqlite:./data/agent.db',
     secret: true,
     accepts: '`sqlite:<path>` or `postgres://…` URL',
-    description: '`sqlite:<path>` for the embedded database, or `postgres://user:pass@host:port/db`.',
+    description:
+      '`sqlite:<path>` for the embedded database, or `postgres://user:pass@host:port/db`; on the ' +
+      "database's own host, its Unix socket: `postgres://user@%2Fvar%2Frun%2Fpostgresql/db`.",
   }),
   databaseTimeouts: {
     connectTimeoutMs: durationMs({

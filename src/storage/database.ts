@@ -150,10 +150,13 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
     plugins: [watchCachedTables(authCache)],
   }) as Db;
   const parsed = new URL(url);
+  // A server on this host may be reached through its Unix socket: the directory as the host
+  // (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`) or as `?host=` (docs/deployment.md).
+  const host = parsed.searchParams.get('host') ?? decodeURIComponent(parsed.host);
   return {
     db,
     engine: 'postgres',
-    location: `postgres://${parsed.host}${parsed.pathname}`,
+    location: `postgres://${host}${parsed.pathname}`,
     authCache,
     async listenForChanges() {
       listener ??= listenForAuthChanges(async () => {
