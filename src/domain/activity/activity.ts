@@ -24,21 +24,33 @@ export function newActivityId(at: number): string {
   return activityId(at);
 }
 
+// Written by every agent call: compiled once (src/storage/prepared.ts), not built at each call.
+const insertRow = prepare((db) =>
+  db.insertInto('activity').values({
+    id: arg(0),
+    member_id: arg(1),
+    at: arg(2) as unknown as number,
+    operation: arg(3),
+    surface: arg(4),
+    token_prefix: arg(5),
+    status: arg(6) as unknown as number,
+    outcome: arg(7),
+  }),
+);
+
 /** Writes one call's row in the transaction given (the operation's own, so the two commit together). */
 export async function insertActivity(trx: Executor, id: string, record: ActivityRecord): Promise<void> {
-  await trx
-    .insertInto('activity')
-    .values({
-      id,
-      member_id: record.memberId,
-      at: record.at,
-      operation: record.operation,
-      surface: record.surface,
-      token_prefix: record.tokenPrefix,
-      status: record.status,
-      outcome: record.outcome,
-    })
-    .execute();
+  await insertRow(
+    trx,
+    id,
+    record.memberId,
+    record.at,
+    record.operation,
+    record.surface,
+    record.tokenPrefix,
+    record.status,
+    record.outcome,
+  );
 }
 
 /** Records one call an agent token made, in a write unit of its own (a read, or a call that failed). */
