@@ -24,6 +24,26 @@ export function tokenDisplayPrefix(token: string): string {
   return token.slice(0, TOKEN_PREFIX.length + 6);
 }
 
+const RANDOM_POOL_BYTES = 4096;
+let randomPool = Buffer.alloc(0);
+let poolOffset = 0;
+
+/**
+ * Hex of `bytes` random bytes taken from a pooled 4 KB buffer of crypto.randomBytes, refilled when
+ * spent (bytes are never handed out twice). Each small synchronous randomBytes call goes into
+ * OpenSSL on its own, several µs on the hot path; this one runs on every agent call. For row ids,
+ * not secrets.
+ */
+export function pooledRandomHex(bytes: number): string {
+  if (poolOffset + bytes > randomPool.length) {
+    randomPool = randomBytes(RANDOM_POOL_BYTES);
+    poolOffset = 0;
+  }
+  const hex = randomPool.toString('hex', poolOffset, poolOffset + bytes);
+  poolOffset += bytes;
+  return hex;
+}
+
 export function randomId(prefix: string, bytes = 12): string {
   return `${prefix}_${randomBytes(bytes).toString('hex')}`;
 }

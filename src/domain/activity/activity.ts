@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandomHex } from '../../secrets.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
@@ -16,7 +16,7 @@ export interface ActivityRecord {
 
 /** Ids sort by time (base-36 milliseconds, fixed width) so the newest-first read is an index scan. */
 function activityId(at: number): string {
-  return `${at.toString(36).padStart(10, '0')}${randomBytes(5).toString('hex')}`;
+  return `${at.toString(36).padStart(10, '0')}${pooledRandomHex(5)}`;
 }
 
 /** A new activity id for a call at `at`: the pipeline picks it before the call, to find the row after. */
