@@ -35,6 +35,7 @@ let poolOffset = 0;
  * not secrets.
  */
 export function pooledRandomHex(bytes: number): string {
+  if (bytes > RANDOM_POOL_BYTES) return randomBytes(bytes).toString('hex');
   if (poolOffset + bytes > randomPool.length) {
     randomPool = randomBytes(RANDOM_POOL_BYTES);
     poolOffset = 0;

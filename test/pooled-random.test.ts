@@ -13,4 +13,6 @@ test('pooled random hex: 5 000 five-byte values over several refills are well fo
   // Odd sizes too, straddling the end of a pool.
   const odd = Array.from({ length: 500 }, (_, i) => pooledRandomHex(1 + (i % 13)));
   assert.ok(odd.every((value, i) => value.length === 2 * (1 + (i % 13))));
+  // More than a whole pool at once is drawn directly, whole.
+  assert.match(pooledRandomHex(5000), /^[0-9a-f]{10000}$/);
 });
