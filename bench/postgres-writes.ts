@@ -20,7 +20,7 @@ import {
   withBenchPostgres,
 } from './support.ts';
 
-const MEMBERS = Math.max(1, Number(process.env.BENCH_PG_MEMBERS ?? 1));
+export const MEMBERS = Math.max(1, Number(process.env.BENCH_PG_MEMBERS ?? 1));
 /**
  * BENCH_PG_REDIS=redis://… (or 1 for the local server): the per-minute counters in Redis, as a
  * deployment of several instances may keep them (docs/deployment.md), instead of PostgreSQL's table.

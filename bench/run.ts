@@ -13,7 +13,8 @@ import { mcpTransportRounds, mcpTransportSummary } from './mcp-transports.ts';
 import { medianRound, memberReadScenarios, memberReadTargets, seedMemberReads } from './member-reads.ts';
 import { metricsRounds, metricsSummary, recordingNanos } from './metrics-cost.ts';
 import { ownCodePerRead } from './own-code.ts';
-import { postgresWrites, postgresWritesSummary } from './postgres-writes.ts';
+import { postgresFloor, postgresFloorSummary } from './postgres-floor.ts';
+import { MEMBERS, postgresWrites, postgresWritesSummary } from './postgres-writes.ts';
 import { researchBench } from './research-run.ts';
 import { prepareSignedTokens, signedSummary, signedVsBearer } from './signed-requests.ts';
 import {
@@ -82,8 +83,10 @@ if (only === 'metrics') {
 if (only === 'pg') {
   // Issue 22's (d-pg): two instances on one PostgreSQL database (bench/postgres-writes.ts).
   const writes = await postgresWrites();
+  const floor = await postgresFloor(MEMBERS);
   report(writes.instances);
   console.log(postgresWritesSummary(writes));
+  console.log(postgresFloorSummary(floor));
   process.exit(0);
 }
 if (only !== undefined && only !== 'mcp' && only !== 'signed' && only !== 'surfaces')
@@ -230,6 +233,8 @@ try {
   rows.push(...membershipRows);
   const signedRows = await signedVsBearer(server.url, server.child.pid!, signedTokens);
   rows.push(...signedRows);
+  // (e2) and (e3) as the issue sets them: MCP and A2A against the same operation's bearer REST row.
+  const surfaceComparison = await surfaceRounds(server.url, server.child.pid!, reader.token);
   const memberReadRounds = await memberReadScenarios(server.url, server.child.pid!, {
     url: hello.url,
     pid: hello.child.pid!,
@@ -271,8 +276,12 @@ try {
   );
   const ratio = (row: Figures) => Math.round((100 * row.requestsPerSecond) / restRead.requestsPerSecond);
   console.log(
-    `membership read: REST ${restRead.requestsPerSecond} req/s, MCP ${mcpRead.requestsPerSecond} req/s (MCP/REST ${ratio(mcpRead)}%), A2A ${a2aRead.requestsPerSecond} req/s (A2A/REST ${ratio(a2aRead)}%); target each >= 50%`,
+    `(e1) session read >= 80% of (b) → ${Math.round((100 * restRead.requestsPerSecond) / b.requestsPerSecond)}%; ` +
+      `membership over MCP ${mcpRead.requestsPerSecond} req/s (${ratio(mcpRead)}% of the session row), over A2A ` +
+      `${a2aRead.requestsPerSecond} req/s (${ratio(a2aRead)}%): for scale only, (e2) and (e3) are set against the bearer REST row below`,
   );
+  report(surfaceComparison.flatMap(({ rest, mcp, a2a }) => [rest, mcp, a2a]));
+  console.log(surfaceSummary(surfaceComparison));
   console.log(`issue 4's comparisons, round by round (the table above shows the median round):`);
   // Each round's two hello worlds (autocannon's, then wrk's) are the baselines of the rows after them.
   const hellos = new Set(

@@ -1,0 +1,78 @@
+// (d-pg'') PostgreSQL's own floor for (d-pg): pgbench (C, prepared statements) sends the statements a
+// real highlight write sends, in the same order and transaction, on a fresh migrated database, with
+// no service and no HTTP. It is to (d-pg) what (b'') is to (b): no client of PostgreSQL does this
+// work faster on the same machine, so a target above it cannot be met there.
+// The statements are those the service's log shows for one write (docs/benchmarks.md): the token's
+// per-minute counter (its own transaction, asynchronous commit), then BEGIN, the story, the daily
+// quota row, the activity row, COMMIT. MEMBERS quota rows: 1 is one member (every write waits for
+// the previous one's lock on its quota row), 25 is BENCH_PG_MEMBERS=25.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { CONNECTIONS, SECONDS, withBenchPostgres } from './support.ts';
+
+const STORY = JSON.stringify({
+  id: 'floor',
+  event_title: 'Bench night',
+  dek: 'A short recap of the night.',
+  date: '2026-07-16',
+});
+
+// pgbench reads `:name` as a variable, so the script has no `::` casts and no colons in its keys.
+const SCRIPT = `\\set r random(1, 1000000000000)
+\\set member random(1, :members)
+insert into counters (key, count, expires_at) select cast('token-' || :member as text), 1, cast(9999999999999 as bigint) where set_config('synchronous_commit', 'off', true) = 'off' on conflict (key) do update set count = counters.count + 1 returning count;
+begin;
+insert into highlights (id, member_id, token_id, story, status, submitted_at, updated_at, expires_at, decided_at, decided_by) values ('floor-' || :client_id || '-' || :r, 'mem_floor', 'tok_floor', '${STORY}', 'pending', 1795797674995, 1795797674995, 1796402474995, null, null) on conflict (id) do nothing returning id;
+insert into counters (key, count, expires_at) values ('highlights-' || :member, 1, 9999999999999) on conflict (key) do update set count = counters.count + 1 where counters.count < 100000000 returning count;
+insert into activity (id, member_id, at, operation, surface, token_prefix, status, outcome) values ('floor-' || :client_id || '-' || :r, 'mem_floor', 1795797674957, 'submitHighlight', 'rest', 'agt_floor0', 202, 'ok');
+commit;
+`;
+
+export interface PostgresFloor {
+  members: number;
+  transactionsPerSecond: number;
+}
+
+/** Undefined when pgbench is not installed (Debian: postgresql-client). */
+export async function postgresFloor(members: number): Promise<PostgresFloor | undefined> {
+  if (spawnSync('pgbench', ['--version']).status !== 0) return undefined;
+  return withBenchPostgres(async (env) => {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(
+        `insert into members (id, email, name, handle, tier, created_at, updated_at)
+         values ('mem_floor', 'floor@example.org', 'Floor', 'floor', 'core', 0, 0)`,
+      );
+    } finally {
+      await client.end();
+    }
+    const script = join(mkdtempSync(join(tmpdir(), 'agent-commons-floor-')), 'write.sql');
+    writeFileSync(script, SCRIPT);
+    const url = new URL(env.DATABASE_URL);
+    const run = spawnSync(
+      'pgbench',
+      [
+        ...['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username)],
+        ...['-n', '-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(SECONDS)],
+        ...['-D', `members=${members}`, '-f', script, url.pathname.slice(1)],
+      ],
+      { encoding: 'utf8' },
+    );
+    const tps = /tps = ([\d.]+)/.exec(run.stdout);
+    if (run.status !== 0 || !tps) throw new Error(`pgbench failed: ${run.stderr || run.stdout}`);
+    return { members, transactionsPerSecond: Math.round(Number(tps[1])) };
+  });
+}
+
+export function postgresFloorSummary(floor: PostgresFloor | undefined): string {
+  if (!floor) return "(d-pg'') PostgreSQL's floor: not measured (pgbench is not installed)";
+  return (
+    `(d-pg'') PostgreSQL's floor, pgbench sending the same statements, ${CONNECTIONS} clients, ` +
+    `${floor.members === 1 ? "one member's quota row" : `${floor.members} members' quota rows`}, no service: ` +
+    `${floor.transactionsPerSecond} writes/s`
+  );
+}
