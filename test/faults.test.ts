@@ -391,6 +391,8 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
   assert.equal(downReady.status, 503);
   assert.equal(downReady.body.error, 'service_unavailable');
   assert.equal(downReady.body.checks.database, 'down');
+  // The change listener's connection went with the server: lookups read the database (none answers).
+  assert.equal(downReady.body.lookup_cache, 'off');
   await sleep(OUTAGE_MS - 1000);
   const startBegan = Date.now();
   await postgres.start();

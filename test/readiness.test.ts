@@ -29,20 +29,30 @@ describe('readiness', { concurrency: true }, () => {
           t.deps.db,
         );
 
+        // PostgreSQL's instance also says that its lookup cache serves (its change listener is up).
+        const listening = engine.name === 'postgres';
+        const cacheLine = listening ? ['lookup cache: on (change listener connected)'] : [];
         const ready = await t.call('GET', '/readyz');
         assert.equal(ready.status, 200);
         assert.deepEqual(ready.body, {
           ok: true,
           checks: { database: 'up', migrations: 'up' },
           draining: false,
-          detail: ['ready', `database: up (${engine.name})`, 'migrations: up (all applied)', 'draining: no'],
+          ...(listening ? { lookup_cache: 'on' } : {}),
+          detail: [
+            'ready',
+            `database: up (${engine.name})`,
+            'migrations: up (all applied)',
+            'draining: no',
+            ...cacheLine,
+          ],
         });
         const words = await t.call('GET', '/readyz', { headers: { accept: 'text/plain' } });
         assert.equal(words.status, 200);
         assert.match(words.headers.get('content-type') ?? '', /^text\/plain/);
         assert.equal(
           words.text,
-          `ready\ndatabase: up (${engine.name})\nmigrations: up (all applied)\ndraining: no\n`,
+          `${['ready', `database: up (${engine.name})`, 'migrations: up (all applied)', 'draining: no', ...cacheLine].join('\n')}\n`,
         );
 
         // SIGTERM's first step: readiness goes, liveness stays.

@@ -133,6 +133,20 @@ describe('lookup cache across instances (postgres)', { skip: postgres.skip }, ()
       [AUTH_LISTENER_NAME],
     );
     assert.equal(ended.rowCount, 2, 'one listener per instance');
+    // Readiness says so, and stays 200: without the cache the instance is as exact, only slower.
+    let down: Awaited<ReturnType<TestApp['call']>> | undefined;
+    await untilRefused(async () => {
+      down = await b.call('GET', '/readyz');
+      return down.body.lookup_cache === 'off';
+    });
+    assert.equal(down?.status, 200);
+    assert.deepEqual(down?.body.checks, { database: 'up', migrations: 'up' });
+    assert.ok(
+      down?.body.detail.includes(
+        'lookup cache: off (change listener down: every lookup reads the database, exact but slower)',
+      ),
+      down?.text,
+    );
     await untilRefused(async () => !cache.active && !a.deps.database.authCache!.active);
     assert.equal(cache.get(sha256(token)), undefined, 'nothing answered from memory while suspended');
     // A revocation now is not notified to anyone listening, yet the next request reads it.
@@ -141,6 +155,9 @@ describe('lookup cache across instances (postgres)', { skip: postgres.skip }, ()
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error, 'token_revoked');
     await untilRefused(async () => cache.active && a.deps.database.authCache!.active);
+    const back = await b.call('GET', '/readyz');
+    assert.equal(back.body.lookup_cache, 'on');
+    assert.ok(back.body.detail.includes('lookup cache: on (change listener connected)'), back.text);
     const listening = await sqlClient.query(
       'select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = $1',
       [AUTH_LISTENER_NAME],

@@ -1,6 +1,7 @@
 // Liveness and readiness. /healthz: the process answers (restart it when it does not). /readyz: this
 // instance can serve now (send it traffic): the database answers, every migration this code declares
-// has run, Redis answers when one is configured, and the instance is not draining (SIGTERM).
+// has run, Redis answers when one is configured, and the instance is not draining (SIGTERM). On
+// PostgreSQL it also says whether the lookup cache serves (its change listener is connected).
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { errors } from '../core/errors.ts';
@@ -14,6 +15,11 @@ interface Readiness {
   checks: Record<string, CheckState>;
   /** One line per check, for a person reading the answer (curl, a load balancer's health page). */
   lines: string[];
+  /**
+   * PostgreSQL only: whether the lookup cache serves (its change listener is connected). Not a
+   * check: while it is off every lookup reads the database, as exact and only slower.
+   */
+  lookupCache?: 'on' | 'off';
 }
 
 const draining = new WeakSet<FastifyInstance>();
@@ -38,7 +44,12 @@ export function registerHealthChecks(app: FastifyInstance, deps: Deps): void {
     if (failure) reply.code(failure.status).headers(failure.headers());
     if (/\btext\/plain\b/.test(request.headers.accept ?? ''))
       return reply.type('text/plain; charset=utf-8').send(`${state.lines.join('\n')}\n`);
-    const summary = { checks: state.checks, draining: isDraining, detail: state.lines };
+    const summary = {
+      checks: state.checks,
+      draining: isDraining,
+      ...(state.lookupCache ? { lookup_cache: state.lookupCache } : {}),
+      detail: state.lines,
+    };
     return failure ? { ...failure.body(request.id), ...summary } : { ok: true, ...summary };
   });
 }
@@ -87,7 +98,12 @@ async function readiness(deps: Deps, isDraining: boolean, migrated: boolean): Pr
     lines.push(redis === 'up' ? 'redis: up' : 'redis: down (rate counters fall back to this instance)');
   }
   lines.push(isDraining ? 'draining: yes (SIGTERM received; finishing requests in flight)' : 'draining: no');
+  const cache = deps.database.engine === 'postgres' ? deps.database.authCache : undefined;
+  const lookupCache = cache ? (cache.active ? 'on' : 'off') : undefined;
+  if (lookupCache === 'on') lines.push('lookup cache: on (change listener connected)');
+  if (lookupCache === 'off')
+    lines.push('lookup cache: off (change listener down: every lookup reads the database, exact but slower)');
   const ready = !isDraining && Object.values(checks).every((check) => check === 'up');
   lines.unshift(ready ? 'ready' : 'not ready');
-  return { ready, checks, lines };
+  return { ready, checks, lines, lookupCache };
 }
