@@ -319,6 +319,7 @@ describe('booking workers as separate processes (postgres)', { skip: postgres.sk
       assert.equal(outcomes, 40, 'each request decided exactly once');
     } finally {
       await t.close();
+      await database.drop();
     }
   });
 
@@ -392,6 +393,7 @@ describe('booking workers as separate processes (postgres)', { skip: postgres.sk
     } finally {
       await blocker.end().catch(() => {});
       await t.close();
+      await database.drop();
     }
   });
 });
