@@ -7,27 +7,22 @@
 // quota row, the activity row, COMMIT. MEMBERS quota rows: 1 is one member (every write waits for
 // the previous one's lock on its quota row), 25 is BENCH_PG_MEMBERS=25.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { CONNECTIONS, SECONDS, withBenchPostgres } from './support.ts';
+import { CONNECTIONS, highlightStory, mintBenchToken, SECONDS, withBenchPostgres } from './support.ts';
 
-const STORY = JSON.stringify({
-  id: 'floor',
-  event_title: 'Bench night',
-  dek: 'A short recap of the night.',
-  date: '2026-07-16',
-});
+/** The stored story, as a SQL literal (the rows the service writes carry the same). */
+const STORY = highlightStory('floor').replaceAll("'", "''");
 
 // pgbench reads `:name` as a variable, so the script has no `::` casts and no colons in its keys.
 const SCRIPT = `\\set r random(1, 1000000000000)
 \\set member random(1, :members)
 insert into counters (key, count, expires_at) select cast('token-' || :member as text), 1, cast(9999999999999 as bigint) where set_config('synchronous_commit', 'off', true) = 'off' on conflict (key) do update set count = counters.count + 1 returning count;
 begin;
-insert into highlights (id, member_id, token_id, story, status, submitted_at, updated_at, expires_at, decided_at, decided_by) values ('floor-' || :client_id || '-' || :r, 'mem_floor', 'tok_floor', '${STORY}', 'pending', 1795797674995, 1795797674995, 1796402474995, null, null) on conflict (id) do nothing returning id;
+insert into highlights (id, member_id, token_id, story, status, submitted_at, updated_at, expires_at, decided_at, decided_by) values ('floor-' || :client_id || '-' || :r, :member_id, 'tok_floor', '${STORY}', 'pending', 1795797674995, 1795797674995, 1796402474995, null, null) on conflict (id) do nothing returning id;
 insert into counters (key, count, expires_at) values ('highlights-' || :member, 1, 9999999999999) on conflict (key) do update set count = counters.count + 1 where counters.count < 100000000 returning count;
-insert into activity (id, member_id, at, operation, surface, token_prefix, status, outcome) values ('floor-' || :client_id || '-' || :r, 'mem_floor', 1795797674957, 'submitHighlight', 'rest', 'agt_floor0', 202, 'ok');
+insert into activity (id, member_id, at, operation, surface, token_prefix, status, outcome) values ('floor-' || :client_id || '-' || :r, :member_id, 1795797674957, 'submitHighlight', 'rest', 'agt_floor0', 202, 'ok');
 commit;
 `;
 
@@ -40,31 +35,28 @@ export interface PostgresFloor {
 export async function postgresFloor(members: number): Promise<PostgresFloor | undefined> {
   if (spawnSync('pgbench', ['--version']).status !== 0) return undefined;
   return withBenchPostgres(async (env) => {
-    const client = new pg.Client({ connectionString: env.DATABASE_URL });
-    await client.connect();
+    // The stories' member, made as the service makes one (the highlights reference it).
+    const { memberId } = mintBenchToken(env, 'pg-floor', 'events:submit_recap');
+    const dir = mkdtempSync(join(tmpdir(), 'agent-commons-floor-'));
     try {
-      await client.query(
-        `insert into members (id, email, name, handle, tier, created_at, updated_at)
-         values ('mem_floor', 'floor@example.org', 'Floor', 'floor', 'core', 0, 0)`,
+      const script = join(dir, 'write.sql');
+      writeFileSync(script, SCRIPT);
+      const url = new URL(env.DATABASE_URL);
+      const run = spawnSync(
+        'pgbench',
+        [
+          ...['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username)],
+          ...['-n', '-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(SECONDS)],
+          ...['-D', `members=${members}`, '-D', `member_id=${memberId}`, '-f', script, url.pathname.slice(1)],
+        ],
+        { encoding: 'utf8' },
       );
+      const tps = /tps = ([\d.]+)/.exec(run.stdout);
+      if (run.status !== 0 || !tps) throw new Error(`pgbench failed: ${run.stderr || run.stdout}`);
+      return { members, transactionsPerSecond: Math.round(Number(tps[1])) };
     } finally {
-      await client.end();
+      rmSync(dir, { recursive: true, force: true });
     }
-    const script = join(mkdtempSync(join(tmpdir(), 'agent-commons-floor-')), 'write.sql');
-    writeFileSync(script, SCRIPT);
-    const url = new URL(env.DATABASE_URL);
-    const run = spawnSync(
-      'pgbench',
-      [
-        ...['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username)],
-        ...['-n', '-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(SECONDS)],
-        ...['-D', `members=${members}`, '-f', script, url.pathname.slice(1)],
-      ],
-      { encoding: 'utf8' },
-    );
-    const tps = /tps = ([\d.]+)/.exec(run.stdout);
-    if (run.status !== 0 || !tps) throw new Error(`pgbench failed: ${run.stderr || run.stdout}`);
-    return { members, transactionsPerSecond: Math.round(Number(tps[1])) };
   });
 }
 

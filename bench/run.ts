@@ -32,7 +32,7 @@ import {
   SECONDS,
   startProcess,
 } from './support.ts';
-import { surfaceRounds, surfaceSummary } from './surfaces.ts';
+import { reportSurfaces, surfaceRounds } from './surfaces.ts';
 
 const { dir, env } = benchEnvironment('agent-commons-bench-');
 
@@ -98,8 +98,7 @@ if (only === 'surfaces') {
     const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
     const rounds = await surfaceRounds(server.url, server.child.pid!, reader.token);
     await server.stop();
-    report(rounds.flatMap(({ rest, mcp, a2a }) => [rest, mcp, a2a]));
-    console.log(surfaceSummary(rounds));
+    reportSurfaces(rounds);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -280,8 +279,7 @@ try {
       `membership over MCP ${mcpRead.requestsPerSecond} req/s (${ratio(mcpRead)}% of the session row), over A2A ` +
       `${a2aRead.requestsPerSecond} req/s (${ratio(a2aRead)}%): for scale only, (e2) and (e3) are set against the bearer REST row below`,
   );
-  report(surfaceComparison.flatMap(({ rest, mcp, a2a }) => [rest, mcp, a2a]));
-  console.log(surfaceSummary(surfaceComparison));
+  reportSurfaces(surfaceComparison);
   console.log(`issue 4's comparisons, round by round (the table above shows the median round):`);
   // Each round's two hello worlds (autocannon's, then wrk's) are the baselines of the rows after them.
   const hellos = new Set(

@@ -1,7 +1,7 @@
 // Issue 22 (e2, e3): one bearer operation on its three surfaces, on one server, in interleaved
 // rounds: REST GET /api/activity/me, MCP tools/call ic_activity_get_recent and A2A tasks/send of the
-// same capability, same token, same arguments. BENCH_ONLY=surfaces runs it (the full run does not).
-import { type Figures, load, mcpToolCall } from './support.ts';
+// same capability, same token, same arguments. BENCH_ONLY=surfaces runs it alone; the full run too.
+import { type Figures, load, mcpToolCall, report } from './support.ts';
 
 const ROUNDS = Number(process.env.BENCH_SURFACE_ROUNDS ?? 3);
 const LIMIT = 5;
@@ -90,8 +90,14 @@ export async function surfaceRounds(base: string, pid: number, token: string): P
   return rounds;
 }
 
+/** The rounds' rows, then their summary. */
+export function reportSurfaces(rounds: SurfaceRound[]): void {
+  report(rounds.flatMap(({ rest, mcp, a2a }) => [rest, mcp, a2a]));
+  console.log(surfaceSummary(rounds));
+}
+
 /** Each round's MCP and A2A against its REST row: req/s share (the target) and server CPU. */
-export function surfaceSummary(rounds: SurfaceRound[]): string {
+function surfaceSummary(rounds: SurfaceRound[]): string {
   const share = (row: Figures, rest: Figures) =>
     Math.round((100 * row.requestsPerSecond) / rest.requestsPerSecond);
   const cpuShare = (row: Figures, rest: Figures) =>
