@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import { arg, prepare } from './prepared.ts';
+import { arg, numberArg, prepare } from './prepared.ts';
 import type { Db, Executor } from './schema.ts';
 
 const hitCounter = prepare((db) =>
   db
     .insertInto('counters')
-    .values({ key: arg(0), count: 1, expires_at: arg(1) as unknown as number })
+    .values({ key: arg(0), count: 1, expires_at: numberArg(1) })
     .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }))
     .returning('count'),
 );
@@ -33,12 +33,12 @@ const hitCounterLazily = prepare((db) =>
 const takeCounter = prepare((db) =>
   db
     .insertInto('counters')
-    .values({ key: arg(0), count: 1, expires_at: arg(1) as unknown as number })
+    .values({ key: arg(0), count: 1, expires_at: numberArg(1) })
     .onConflict((oc) =>
       oc
         .column('key')
         .doUpdateSet({ count: sql`counters.count + 1` })
-        .where('counters.count', '<', arg(2) as unknown as number),
+        .where('counters.count', '<', numberArg(2)),
     )
     .returning('count'),
 );

@@ -22,6 +22,11 @@ export function arg(index: number): string {
   return `${SENTINEL}${index}`;
 }
 
+/** The same, where the builder expects a number (a bigint column, a limit). */
+export function numberArg(index: number): number {
+  return arg(index) as unknown as number;
+}
+
 /**
  * A query built and compiled once per database and then executed with fresh arguments: the hot
  * paths (token lookup, rate counters) skip Kysely's builder and compiler on every request, while

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { arg, prepare } from './prepared.ts';
+import { arg, numberArg, prepare } from './prepared.ts';
 import type { Executor } from './schema.ts';
 import { transact, type WritePort } from './transactions.ts';
 
@@ -11,12 +11,12 @@ let claimsSinceSweep = 0;
 const claim = prepare((db) =>
   db
     .insertInto('signature_nonces')
-    .values({ nonce_key: arg(0), expires_at: arg(1) as unknown as number })
+    .values({ nonce_key: arg(0), expires_at: numberArg(1) })
     .onConflict((oc) =>
       oc
         .column('nonce_key')
         .doUpdateSet({ expires_at: sql`excluded.expires_at` })
-        .where('signature_nonces.expires_at', '<', arg(2) as unknown as number),
+        .where('signature_nonces.expires_at', '<', numberArg(2)),
     )
     .returning('nonce_key'),
 );

@@ -1,5 +1,5 @@
 import { pooledRandomHex } from '../../secrets.ts';
-import { arg, prepare } from '../../storage/prepared.ts';
+import { arg, numberArg, prepare } from '../../storage/prepared.ts';
 import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 
@@ -29,11 +29,11 @@ const insertRow = prepare((db) =>
   db.insertInto('activity').values({
     id: arg(0),
     member_id: arg(1),
-    at: arg(2) as unknown as number,
+    at: numberArg(2),
     operation: arg(3),
     surface: arg(4),
     token_prefix: arg(5),
-    status: arg(6) as unknown as number,
+    status: numberArg(6),
     outcome: arg(7),
   }),
 );
@@ -90,7 +90,7 @@ const recentRows = prepare((db) =>
     .selectAll()
     .where('member_id', '=', arg(0))
     .orderBy('id', 'desc')
-    .limit(arg(1) as unknown as number),
+    .limit(numberArg(1)),
 );
 
 export async function recentActivity(

@@ -3,7 +3,7 @@ import { ApiError } from '../../core/errors.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
-import { arg, prepare } from '../../storage/prepared.ts';
+import { arg, numberArg, prepare } from '../../storage/prepared.ts';
 import type { Executor, HighlightsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
@@ -33,8 +33,6 @@ const existingStory = prepare((db) =>
   db.selectFrom('highlights').select(['member_id', 'status', 'expires_at']).where('id', '=', arg(0)),
 );
 
-const asNumber = (index: number) => arg(index) as unknown as number;
-
 const insertStory = prepare((db) =>
   db
     .insertInto('highlights')
@@ -44,9 +42,9 @@ const insertStory = prepare((db) =>
       token_id: arg(2),
       story: arg(3),
       status: 'pending',
-      submitted_at: asNumber(4),
-      updated_at: asNumber(4),
-      expires_at: asNumber(5),
+      submitted_at: numberArg(4),
+      updated_at: numberArg(4),
+      expires_at: numberArg(5),
       decided_at: null,
       decided_by: null,
     })
