@@ -144,7 +144,7 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
     dialect: new PostgresDialect({
       pool: async () => {
         pool = await postgresPool(url, timeouts);
-        return namingPool(pool);
+        return namingPool(pool, await pgDriver());
       },
     }),
     plugins: [watchCachedTables(authCache)],

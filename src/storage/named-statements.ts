@@ -1,5 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
+import { StatementGroups } from './statement-groups.ts';
 
 /** Distinct statement texts given a name; past it a text runs unnamed (bounded per connection). */
 const MAX_NAMED = 500;
@@ -26,11 +27,12 @@ function nameOf(text: string): string | undefined {
  * The pool as Kysely sees it, with each parameterized statement prepared once per connection under
  * a name: PostgreSQL then parses and plans it once instead of at every execution, and the driver
  * sends no Parse message after the first. The statements are the service's own (a bounded set of
- * texts), never text from a request.
+ * texts), never text from a request. A transaction's statements also travel in groups
+ * (src/storage/statement-groups.ts).
  */
-export function namingPool(pool: pg.Pool): PostgresPool {
+export function namingPool(pool: pg.Pool, pgModule: typeof pg): PostgresPool {
   return {
-    connect: async () => namingClient(await pool.connect()),
+    connect: async () => namingClient(await pool.connect(), pgModule),
     end: () => pool.end(),
     options: pool.options,
   };
@@ -39,25 +41,23 @@ export function namingPool(pool: pg.Pool): PostgresPool {
 /** One wrapper per pooled connection, made at its first checkout (a write checks one out per request). */
 const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
 
-function namingClient(client: pg.PoolClient): PostgresPoolClient {
+function namingClient(client: pg.PoolClient, pgModule: typeof pg): PostgresPoolClient {
   let wrapper = wrappers.get(client);
   if (!wrapper) {
-    wrapper = wrap(client);
+    wrapper = wrap(client, new StatementGroups(pgModule, client));
     wrappers.set(client, wrapper);
   }
   return wrapper;
 }
 
-function wrap(client: pg.PoolClient): PostgresPoolClient {
+function wrap(client: pg.PoolClient, groups: StatementGroups): PostgresPoolClient {
   return {
     query: ((text: string | pg.Submittable, values: readonly unknown[]) => {
       if (typeof text !== 'string') return client.query(text);
       const name = values.length > 0 ? nameOf(text) : undefined;
-      return name
-        ? client.query({ name, text, values: values as unknown[] })
-        : client.query(text, values as unknown[]);
+      return groups.query({ text, values: values as unknown[], name });
     }) as unknown as PostgresPoolClient['query'],
-    release: () => client.release(),
+    release: () => groups.release(),
     // Kysely reads the backend's process id (an undocumented member of pg's Client) to cancel.
     get processID() {
       return (client as unknown as { processID?: number }).processID;

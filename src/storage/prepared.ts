@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery } from 'kysely';
 import type { Db, Executor } from './schema.ts';
+import { DEFERRED_WRITE } from './statement-groups.ts';
 
 const SENTINEL = '\u0000param:';
 
@@ -32,7 +33,14 @@ export function numberArg(index: number): number {
  * paths (token lookup, rate counters) skip Kysely's builder and compiler on every request, while
  * still running through its driver (connection pool or SQLite's connection lock and transactions).
  */
-export function prepare<Row>(build: (db: Db) => Compilable<Row>, options: { directRead?: boolean } = {}) {
+export function prepare<Row>(
+  build: (db: Db) => Compilable<Row>,
+  options: {
+    directRead?: boolean;
+    /** A write that answers nothing: inside a PostgreSQL transaction it travels with the next statement. */
+    deferred?: boolean;
+  } = {},
+) {
   // Keyed by the dialect adapter: the database and its transactions share one, and one SQL text.
   const compiled = new WeakMap<object, CompiledQuery<Row>>();
   return async (executor: Executor, ...args: unknown[]): Promise<Row[]> => {
@@ -40,6 +48,7 @@ export function prepare<Row>(build: (db: Db) => Compilable<Row>, options: { dire
     let query = compiled.get(adapter);
     if (!query) {
       query = build(executor as Db).compile();
+      if (options.deferred) query = { ...query, sql: DEFERRED_WRITE + query.sql };
       compiled.set(adapter, query);
     }
     const parameters = query.parameters.map((p) =>

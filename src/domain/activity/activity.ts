@@ -24,18 +24,21 @@ export function newActivityId(at: number): string {
   return activityId(at);
 }
 
-// Written by every agent call: compiled once (src/storage/prepared.ts), not built at each call.
-const insertRow = prepare((db) =>
-  db.insertInto('activity').values({
-    id: arg(0),
-    member_id: arg(1),
-    at: numberArg(2),
-    operation: arg(3),
-    surface: arg(4),
-    token_prefix: arg(5),
-    status: numberArg(6),
-    outcome: arg(7),
-  }),
+// Written by every agent call: compiled once (src/storage/prepared.ts), not built at each call, and
+// deferred: nothing waits for its answer, so on PostgreSQL it travels with the COMMIT.
+const insertRow = prepare(
+  (db) =>
+    db.insertInto('activity').values({
+      id: arg(0),
+      member_id: arg(1),
+      at: numberArg(2),
+      operation: arg(3),
+      surface: arg(4),
+      token_prefix: arg(5),
+      status: numberArg(6),
+      outcome: arg(7),
+    }),
+  { deferred: true },
 );
 
 /** Writes one call's row in the transaction given (the operation's own, so the two commit together). */

@@ -1,0 +1,178 @@
+// PostgreSQL: a transaction's statements travel in groups (src/storage/statement-groups.ts). BEGIN goes
+// with the first statement and a deferred write with the statement after it, so a transaction of
+// one statement and one deferred write costs two round trips, still all or nothing. Round trips are
+// counted as the server's ReadyForQuery messages on the pooled connection; every case also reads
+// what was stored.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { namingPool } from '../src/storage/named-statements.ts';
+import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
+import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
+
+const postgres = engines.find((engine) => engine.name === 'postgres')!;
+
+interface Tables {
+  items: { id: number; note: string };
+}
+
+describe('statement groups (postgres)', { skip: postgres.skip }, () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  let db: Kysely<Tables>;
+  let roundTrips = 0;
+  const connectionsOpened: number[] = [];
+
+  const deferredInsert = (id: number, note: string) =>
+    sql`${sql.raw(DEFERRED_WRITE)}insert into items (id, note) values (${id}, ${note})`;
+  const stored = async () =>
+    (await db.selectFrom('items').select(['id', 'note']).orderBy('id').execute()).map((row) => [
+      row.id,
+      row.note,
+    ]);
+  const counted = async <T>(
+    work: () => Promise<T>,
+  ): Promise<{ value?: T; error?: unknown; trips: number }> => {
+    const start = roundTrips;
+    try {
+      const value = await work();
+      return { value, trips: roundTrips - start };
+    } catch (error) {
+      return { error, trips: roundTrips - start };
+    }
+  };
+
+  before(async () => {
+    database = await freshDatabase('postgres');
+    // One connection, so every case runs on the connection the previous one left behind.
+    pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    pool.on('connect', (client) => {
+      const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
+      connection.on('readyForQuery', () => roundTrips++);
+      connectionsOpened.push((client as unknown as { processID: number }).processID);
+    });
+    db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: namingPool(pool, pg) }) });
+    await sql`create table items (id int primary key, note text not null)`.execute(db);
+  });
+  beforeEach(async () => {
+    await sql`truncate items`.execute(db);
+  });
+  after(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  test('BEGIN travels with the first statement and a deferred write with the COMMIT: two round trips', async () => {
+    const run = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        const [row] = await trx
+          .insertInto('items')
+          .values({ id: 1, note: 'first' })
+          .returning('id')
+          .execute();
+        await deferredInsert(2, 'deferred').execute(trx);
+        return row.id;
+      }),
+    );
+    assert.equal(run.error, undefined);
+    assert.equal(run.value, 1, 'the first statement answers its own rows');
+    assert.equal(run.trips, 2);
+    assert.deepEqual(await stored(), [
+      [1, 'first'],
+      [2, 'deferred'],
+    ]);
+  });
+
+  test('a deferred write that fails fails the COMMIT with its error, and nothing of the transaction stays', async () => {
+    await db.insertInto('items').values({ id: 5, note: 'there before' }).execute();
+    const opened = connectionsOpened.length;
+    const run = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('items').values({ id: 6, note: 'rolled back' }).execute();
+        await deferredInsert(5, 'duplicate').execute(trx);
+      }),
+    );
+    assert.equal((run.error as { code?: string }).code, '23505', String(run.error));
+    assert.deepEqual(await stored(), [[5, 'there before']]);
+    assert.equal(connectionsOpened.length, opened + 1, 'the connection of a failed group is replaced');
+    // The replacement prepares its named statements afresh and serves them.
+    await db.insertInto('items').values({ id: 7, note: 'after' }).execute();
+    assert.deepEqual(await stored(), [
+      [5, 'there before'],
+      [7, 'after'],
+    ]);
+  });
+
+  test('a first statement that fails to parse leaves no transaction open, and the next one works', async () => {
+    const run = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        await sql`insert into items (id, no_such_column) values (${8}, ${'x'})`.execute(trx);
+      }),
+    );
+    assert.equal((run.error as { code?: string }).code, '42703', String(run.error));
+    const inserted = await db.transaction().execute(async (trx) => {
+      await trx.insertInto('items').values({ id: 9, note: 'next' }).execute();
+      return sql<{ open: boolean }>`select now() = statement_timestamp() as open`.execute(trx);
+    });
+    assert.equal(inserted.rows[0].open, false, 'the statements after BEGIN share its transaction');
+    assert.deepEqual(await stored(), [[9, 'next']]);
+  });
+
+  test('a statement refused at its first parse (its table not there yet) is prepared once it can be', async () => {
+    const read = (trx: Kysely<Tables>) =>
+      sql<{ note: string }>`select note from later_items where id = ${1}`.execute(trx);
+    const early = await counted(() => db.transaction().execute(read));
+    assert.equal((early.error as { code?: string }).code, '42P01', String(early.error));
+    await sql`create table later_items (id int primary key, note text not null)`.execute(db);
+    await sql`insert into later_items values (1, 'now there')`.execute(db);
+    const later = await db.transaction().execute(read);
+    assert.deepEqual(later.rows, [{ note: 'now there' }]);
+  });
+
+  test('a transaction ended before any statement sends nothing; a rollback drops its held writes', async () => {
+    const empty = await counted(() => db.transaction().execute(async () => 'nothing'));
+    assert.equal(empty.value, 'nothing');
+    assert.equal(empty.trips, 0);
+    const thrown = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        await deferredInsert(10, 'never sent').execute(trx);
+        throw new Error('changed my mind');
+      }),
+    );
+    assert.equal((thrown.error as Error).message, 'changed my mind');
+    assert.equal(thrown.trips, 0);
+    const rolledBack = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('items').values({ id: 11, note: 'rolled back' }).execute();
+        await deferredInsert(12, 'dropped').execute(trx);
+        throw new Error('changed my mind later');
+      }),
+    );
+    assert.equal((rolledBack.error as Error).message, 'changed my mind later');
+    assert.equal(rolledBack.trips, 2, 'BEGIN with the insert, then ROLLBACK alone');
+    assert.deepEqual(await stored(), []);
+  });
+
+  test('a statement without parameters after a held BEGIN runs inside the transaction', async () => {
+    const run = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        await sql`insert into items (id, note) values (13, 'no parameters')`.execute(trx);
+        throw new Error('roll it back');
+      }),
+    );
+    assert.equal((run.error as Error).message, 'roll it back');
+    assert.deepEqual(await stored(), []);
+    await db.transaction().execute(async (trx) => {
+      await sql`insert into items (id, note) values (14, 'kept')`.execute(trx);
+    });
+    assert.deepEqual(await stored(), [[14, 'kept']]);
+  });
+
+  test('a deferred write outside a transaction runs at once', async () => {
+    const run = await counted(() => deferredInsert(15, 'alone').execute(db));
+    assert.equal(run.error, undefined);
+    assert.equal(run.trips, 1);
+    assert.deepEqual(await stored(), [[15, 'alone']]);
+  });
+});
