@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
@@ -142,6 +142,40 @@ describe('research index file beside the embedded database', () => {
       assert.deepEqual(again.body.results, asked.body.results);
       assert.equal(t.deps.corpus.state()?.from, 'file');
     } finally {
+      await t.close();
+    }
+  });
+});
+
+const postgres = engines.find((engine) => engine.name === 'postgres')!;
+
+describe('research copy without RESEARCH_INDEX_DIR (postgres)', { skip: postgres.skip }, () => {
+  test('made at the first build in the temporary directory, with no index file, and removed at close', async () => {
+    const t = await startTestApp({ engine: 'postgres' });
+    const files = tempDir();
+    await add(t.deps, writeFile(files, 'kelp.md', '# Kelp\n\nGiant kelp grows fast.\n'), { source: 'paper' });
+    const temporary = tempDir();
+    const previous = process.env.TMPDIR;
+    // os.tmpdir() reads TMPDIR at each call: this instance's copy goes where nothing else writes.
+    process.env.TMPDIR = temporary;
+    try {
+      const corpus = openCorpusIndex(t.deps.database);
+      assert.deepEqual(readdirSync(temporary), [], 'nothing before the first build');
+      const { index, db } = await corpus.searcher();
+      const answer = retrieve(index, db, 'kelp', 10, ['paper']);
+      assert.equal(answer.length, 1);
+      const [copy] = readdirSync(temporary);
+      assert.match(copy, /^agent-commons-corpus-/);
+      assert.deepEqual(
+        readdirSync(join(temporary, copy)).filter((name) => !name.startsWith('corpus.db')),
+        [],
+        'the copy only: no index file, the next start rebuilds anyway',
+      );
+      corpus.close();
+      assert.deepEqual(readdirSync(temporary), []);
+    } finally {
+      if (previous === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previous;
       await t.close();
     }
   });

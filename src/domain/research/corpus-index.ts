@@ -46,8 +46,6 @@ interface PassageStore {
   generation(): Promise<string>;
   /** The SQLite database holding the passages of that generation. */
   reader(generation: string): Promise<SQLite.Database>;
-  /** Where the index file goes when no directory is configured (the PostgreSQL copy's own). */
-  readonly indexFile?: string;
   close(): void;
 }
 
@@ -109,7 +107,9 @@ export function openCorpusIndex(database: Database, options: CorpusIndexOptions 
     : new PostgresCorpusCopy(database, options.dir);
   const beside =
     database.sqlite && database.location !== ':memory:' ? `${database.location}.${INDEX_FILE}` : undefined;
-  const file = options.dir ? join(options.dir, INDEX_FILE) : (beside ?? store.indexFile);
+  // A PostgreSQL instance without RESEARCH_INDEX_DIR keeps no file: its copy is temporary, so the
+  // next start rebuilds anyway.
+  const file = options.dir ? join(options.dir, INDEX_FILE) : beside;
   return new IndexedCorpus(store, options.waitForRebuildMs ?? WAIT_FOR_REBUILD_MS, file);
 }
 
@@ -212,27 +212,32 @@ const COPY_DDL = [
 /**
  * A local SQLite copy of the passages, brought up to date from PostgreSQL document by document. In
  * RESEARCH_INDEX_DIR it outlives the process (the next start copies only what changed); otherwise it
- * lives in a temporary directory removed at close.
+ * lives in a temporary directory removed at close. Opened at the first search, so a process that
+ * never searches (the CLI, an instance killed before its first search) leaves no directory behind.
  */
 class PostgresCorpusCopy implements PassageStore {
-  private readonly dir: string;
-  private readonly temporary: boolean;
-  private readonly local: SQLite.Database;
+  private readonly keptDir: string | undefined;
   private readonly database: Database;
-  readonly indexFile: string;
+  private opened: { dir: string; local: SQLite.Database } | undefined;
   private copied: string | undefined;
   private syncing: Promise<void> | undefined;
 
   constructor(database: Database, dir: string | undefined) {
     this.database = database;
-    this.temporary = dir === undefined;
-    this.dir = dir ?? mkdtempSync(join(tmpdir(), 'agent-commons-corpus-'));
-    this.indexFile = join(this.dir, INDEX_FILE);
-    // A temporary copy dies with the process, so it need not survive a crash; a kept one must open.
-    this.local = new SQLite(join(this.dir, 'corpus.db'));
-    this.local.pragma('journal_mode = WAL');
-    this.local.pragma(this.temporary ? 'synchronous = OFF' : 'synchronous = NORMAL');
-    for (const statement of COPY_DDL) this.local.exec(statement);
+    this.keptDir = dir;
+  }
+
+  private get local(): SQLite.Database {
+    if (!this.opened) {
+      const dir = this.keptDir ?? mkdtempSync(join(tmpdir(), 'agent-commons-corpus-'));
+      const local = new SQLite(join(dir, 'corpus.db'));
+      local.pragma('journal_mode = WAL');
+      // A temporary copy dies with the process, so it need not survive a crash; a kept one must open.
+      local.pragma(this.keptDir ? 'synchronous = NORMAL' : 'synchronous = OFF');
+      for (const statement of COPY_DDL) local.exec(statement);
+      this.opened = { dir, local };
+    }
+    return this.opened.local;
   }
 
   async generation(): Promise<string> {
@@ -303,7 +308,10 @@ class PostgresCorpusCopy implements PassageStore {
   }
 
   close(): void {
-    this.local.close();
-    if (this.temporary) rmSync(this.dir, { recursive: true, force: true });
+    const opened = this.opened;
+    if (!opened) return;
+    this.opened = undefined;
+    opened.local.close();
+    if (!this.keptDir) rmSync(opened.dir, { recursive: true, force: true });
   }
 }
