@@ -66,7 +66,8 @@ export class StatementGroups {
     const { text, values } = statement;
     if (text === 'begin' && values.length === 0 && !this.inTransaction) {
       this.inTransaction = true;
-      this.held = [statement];
+      // Named, like the COMMIT that ends a group: parsed once per connection, not at every transaction.
+      this.held = [{ text, values, name: 'ac_begin' }];
       return answered('BEGIN');
     }
     if (text === 'commit' || text === 'rollback') return this.end(statement);
@@ -104,7 +105,7 @@ export class StatementGroups {
     if (held[0]?.text === 'begin' && (command === 'ROLLBACK' || held.length === 1)) return answered(command);
     // Rolled back: writes that never left are simply dropped.
     if (command === 'ROLLBACK' || held.length === 0) return this.send(statement);
-    return this.group(held, statement);
+    return this.group(held, { ...statement, name: 'ac_commit' });
   }
 
   private send(statement: Statement): Promise<Answer> {
