@@ -4,8 +4,10 @@
 // work faster on the same machine, so a target above it cannot be met there.
 // The statements are those the service's log shows for one write (docs/benchmarks.md): the token's
 // per-minute counter (its own transaction, asynchronous commit), then BEGIN, the story, the daily
-// quota row, the activity row, COMMIT. MEMBERS quota rows: 1 is one member (every write waits for
-// the previous one's lock on its quota row), 25 is BENCH_PG_MEMBERS=25.
+// quota row, the activity row, COMMIT, grouped as the service sends them (src/storage/
+// statement-groups.ts): BEGIN with the story and the activity row with the COMMIT, each group one
+// pipeline ending in one Sync. MEMBERS quota rows: 1 is one member (every write waits for the
+// previous one's lock on its quota row), 25 is BENCH_PG_MEMBERS=25.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,11 +21,15 @@ const STORY = highlightStory('floor').replaceAll("'", "''");
 const SCRIPT = `\\set r random(1, 1000000000000)
 \\set member random(1, :members)
 insert into counters (key, count, expires_at) select cast('token-' || :member as text), 1, cast(9999999999999 as bigint) where set_config('synchronous_commit', 'off', true) = 'off' on conflict (key) do update set count = counters.count + 1 returning count;
+\\startpipeline
 begin;
 insert into highlights (id, member_id, token_id, story, status, submitted_at, updated_at, expires_at, decided_at, decided_by) values ('floor-' || :client_id || '-' || :r, :member_id, 'tok_floor', '${STORY}', 'pending', 1795797674995, 1795797674995, 1796402474995, null, null) on conflict (id) do nothing returning id;
+\\endpipeline
 insert into counters (key, count, expires_at) values ('highlights-' || :member, 1, 9999999999999) on conflict (key) do update set count = counters.count + 1 where counters.count < 100000000 returning count;
+\\startpipeline
 insert into activity (id, member_id, at, operation, surface, token_prefix, status, outcome) values ('floor-' || :client_id || '-' || :r, :member_id, 1795797674957, 'submitHighlight', 'rest', 'agt_floor0', 202, 'ok');
 commit;
+\\endpipeline
 `;
 
 export interface PostgresFloor {
