@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { arg, numberArg, prepare } from '../../storage/prepared.ts';
 import type { Executor } from '../../storage/schema.ts';
 
 /** AgentEventType (reference §4). Clients must tolerate types added later. */
@@ -50,6 +51,23 @@ export interface LoggedEvent extends Required<NewEvent> {
   at: string;
 }
 
+// Nothing reads its answer (the id comes from the head row), so it is deferred: on PostgreSQL it
+// travels with the transaction's next statement (src/storage/statement-groups.ts).
+const insertEvent = prepare(
+  (db) =>
+    db.insertInto('event_log').values({
+      recipient_id: arg(0),
+      id: numberArg(1),
+      type: arg(2),
+      at: numberArg(3),
+      actor: arg(4),
+      target: arg(5),
+      payload: arg(6),
+      actions: arg(7),
+    }),
+  { deferred: true },
+);
+
 /**
  * Appends one record to a reader's log, inside the caller's transaction. The id comes from the
  * reader's counter row, which the transaction holds until it commits: ids never skip, and a later
@@ -68,19 +86,17 @@ export async function appendEvent(
     .returning('last_id')
     .executeTakeFirstOrThrow();
   const id = Number(head.last_id);
-  await trx
-    .insertInto('event_log')
-    .values({
-      recipient_id: recipientId,
-      id,
-      type: event.type,
-      at: now,
-      actor: JSON.stringify(event.actor),
-      target: JSON.stringify(event.target),
-      payload: JSON.stringify(event.payload ?? {}),
-      actions: JSON.stringify(event.actions ?? []),
-    })
-    .execute();
+  await insertEvent(
+    trx,
+    recipientId,
+    id,
+    event.type,
+    now,
+    JSON.stringify(event.actor),
+    JSON.stringify(event.target),
+    JSON.stringify(event.payload ?? {}),
+    JSON.stringify(event.actions ?? []),
+  );
   return id;
 }
 
