@@ -86,8 +86,9 @@ export const RESEARCH_SCHEMA = {
     description:
       'Where this instance keeps its research index between starts (and, on PostgreSQL, its local copy ' +
       'of the passages), so a restart reads the index back instead of rebuilding it. Unset: the index ' +
-      'file sits beside an embedded database (`<file>.research-index`); on PostgreSQL both live in a ' +
-      'temporary directory and every start rebuilds. Give each instance a directory of its own.',
+      'file sits beside an embedded database (`<file>.research-index`); on PostgreSQL the copy lives in a ' +
+      'temporary directory, no index file is kept, and every start rebuilds. Give each instance a ' +
+      'directory of its own.',
   }),
   allowPrivateUrls: flag({
     env: 'CORPUS_ALLOW_PRIVATE_URLS',
