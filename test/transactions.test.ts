@@ -3,8 +3,10 @@
 // transaction or not at all.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { type Database, openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
+import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
 import { type CommitHook, transact, withCommitHook } from '../src/storage/transactions.ts';
 import { WriteBatcher } from '../src/storage/write-batcher.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
@@ -60,6 +62,7 @@ for (const engine of engines) {
         run: async (trx) => {
           await insert(key)(trx);
         },
+        rolledBack: () => {},
       });
 
       const committed = hookOf('hook-ok');
@@ -91,6 +94,38 @@ for (const engine of engines) {
       assert.equal(value, 'read');
       assert.equal(readOnly.used, false);
       assert.equal(await counter('hook-unused'), undefined);
+    });
+
+    test('a hook whose transaction does not commit is undone, and the call’s next transaction carries it', async () => {
+      await transact(port, insert('hook-taken'));
+      let runs = 0;
+      let undone = 0;
+      const hook: CommitHook = {
+        used: false,
+        // Deferred, as the activity row is: on PostgreSQL its failure surfaces at the COMMIT.
+        run: async (trx) => {
+          runs++;
+          const key = runs === 1 ? 'hook-taken' : 'hook-second';
+          await sql`${sql.raw(DEFERRED_WRITE)}insert into counters (key, count, expires_at) values (${key}, 1, ${Date.now() + 60_000})`.execute(
+            trx,
+          );
+        },
+        rolledBack: () => {
+          undone++;
+        },
+      };
+      await withCommitHook(hook, async () => {
+        await assert.rejects(transact(port, insert('work-first')), /duplicate key|UNIQUE constraint/);
+        assert.equal(hook.used, false);
+        assert.equal(undone, 1);
+        await transact(port, insert('work-second'));
+      });
+      assert.equal(runs, 2);
+      assert.equal(undone, 1);
+      assert.equal(hook.used, true);
+      assert.equal(await counter('work-first'), undefined);
+      assert.deepEqual(await counter('work-second'), { count: 1 });
+      assert.deepEqual(await counter('hook-second'), { count: 1 });
     });
 
     test('concurrent units each commit or fail alone (group commit keeps them apart)', async () => {

@@ -11,8 +11,13 @@ export interface WritePort {
 /** Written once, inside the first transaction a call opens, after that transaction's own work. */
 export interface CommitHook {
   run(trx: Transaction<Schema>): Promise<void>;
-  /** Set once it ran (and so commits, or not, with that transaction). */
+  /** Set once it ran in a transaction that committed or is still to commit. */
   used: boolean;
+  /**
+   * The transaction that carried it did not commit (its work or its COMMIT failed): what `run` noted
+   * is undone, and the call's next transaction, if any, carries the hook again.
+   */
+  rolledBack(): void;
 }
 
 interface Scope {
@@ -31,17 +36,27 @@ const scope = new AsyncLocalStorage<Scope>();
 export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
   const outer = scope.getStore();
   if (outer?.trx) return work(outer.trx);
-  return port.writes.run((trx) =>
-    scope.run({ trx, hook: outer?.hook }, async () => {
+  const hook = outer?.hook;
+  let carried = false;
+  const unit = port.writes.run((trx) =>
+    scope.run({ trx, hook }, async () => {
       const value = await work(trx);
-      const hook = outer?.hook;
       if (hook && !hook.used) {
         hook.used = true;
+        carried = true;
         await hook.run(trx);
       }
       return value;
     }),
   );
+  if (!hook) return unit;
+  return unit.catch((error: unknown) => {
+    if (carried) {
+      hook.used = false;
+      hook.rolledBack();
+    }
+    throw error;
+  });
 }
 
 /** Runs `call` so that `hook` is written inside the first transaction the call opens through `transact`. */

@@ -268,6 +268,10 @@ function commitHook(call: Call, assumed: { status: number; outcome: string }): C
       }
       if (keyHash) await markIdempotencyApplied(trx, keyHash);
     },
+    // The row went with a transaction that did not commit: the call's outcome is recorded on its own.
+    rolledBack: () => {
+      if (activity) activity.written = undefined;
+    },
   };
 }
 
