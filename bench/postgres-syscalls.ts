@@ -5,7 +5,7 @@
 // machine too noisy to show one in throughput. Needs strace (Debian: strace).
 // Usage: node --import tsx bench/postgres-syscalls.ts  (BENCH_POSTGRES_URL; BENCH_WRITES, default 3000;
 // BENCH_CONNECTIONS, default 10)
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,11 @@ import { highlightStory, mintBenchToken, startProcess, withBenchPostgres } from 
 const writes = Number(process.env.BENCH_WRITES ?? 3000);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const output = join(tmpdir(), `agent-commons-syscalls-${process.pid}.txt`);
+
+if (spawnSync('strace', ['-V']).status !== 0) {
+  console.error('strace is not installed (Debian: apt-get install strace)');
+  process.exit(1);
+}
 
 await withBenchPostgres(async (env) => {
   const { token } = mintBenchToken(env, 'syscalls', 'events:submit_recap', false);
