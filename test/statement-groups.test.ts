@@ -95,12 +95,94 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     );
     assert.equal((run.error as { code?: string }).code, '23505', String(run.error));
     assert.deepEqual(await stored(), [[5, 'there before']]);
-    assert.equal(connectionsOpened.length, opened + 1, 'the connection of a failed group is replaced');
-    // The replacement prepares its named statements afresh and serves them.
-    await db.insertInto('items').values({ id: 7, note: 'after' }).execute();
+    assert.equal(connectionsOpened.length, opened, 'the connection goes on');
+    // Its named statements (the deferred insert's among them) still run on it.
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('items').values({ id: 7, note: 'after' }).execute();
+      await deferredInsert(8, 'deferred after').execute(trx);
+    });
     assert.deepEqual(await stored(), [
       [5, 'there before'],
       [7, 'after'],
+      [8, 'deferred after'],
+    ]);
+  });
+
+  test('each Parse confirmed in a group is credited to its own statement, and one never confirmed is parsed again', async () => {
+    // A deferred write parsed for the first time travels with a statement whose Parse fails (its
+    // table is not there yet): pg alone would note the failing statement as parsed when the
+    // deferred write's Parse completes, and its next use would bind a statement the server never had.
+    const note = (trx: Kysely<Tables>) =>
+      sql`${sql.raw(DEFERRED_WRITE)}insert into items (note, id) values (${'first parse here'}, ${20})`.execute(
+        trx,
+      );
+    const read = (trx: Kysely<Tables>) =>
+      sql<{ note: string }>`select note from parsed_later where id = ${1}`.execute(trx);
+    const opened = connectionsOpened.length;
+    const early = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        await note(trx);
+        return read(trx);
+      }),
+    );
+    assert.equal((early.error as { code?: string }).code, '42P01', String(early.error));
+    assert.equal(early.trips, 2, 'BEGIN, the deferred write and the read together, then ROLLBACK');
+    await sql`create table parsed_later (id int primary key, note text not null)`.execute(db);
+    await sql`insert into parsed_later values (1, 'there now')`.execute(db);
+    const later = await db.transaction().execute(async (trx) => {
+      await note(trx);
+      return read(trx);
+    });
+    assert.deepEqual(later.rows, [{ note: 'there now' }]);
+    assert.deepEqual(await stored(), [[20, 'first parse here']]);
+    assert.equal(connectionsOpened.length, opened, 'all on the one connection');
+  });
+
+  test('a SAVEPOINT travels with the next statement and a deferred write with its RELEASE; ROLLBACK TO undoes one unit', async () => {
+    await db.insertInto('items').values({ id: 30, note: 'there before' }).execute();
+    const unit = (trx: Kysely<Tables>, id: number, deferredId: number) => async () => {
+      await sql`savepoint write_unit`.execute(trx);
+      try {
+        await trx
+          .insertInto('items')
+          .values({ id, note: `unit ${id}` })
+          .execute();
+        await deferredInsert(deferredId, `deferred of ${id}`).execute(trx);
+        await sql`release write_unit`.execute(trx);
+        return 'kept';
+      } catch (error) {
+        await sql`rollback to write_unit`.execute(trx);
+        await sql`release write_unit`.execute(trx);
+        return (error as { code?: string }).code;
+      }
+    };
+    const steps: { outcome?: string; trips: number }[] = [];
+    const run = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        for (const [id, deferredId] of [
+          [31, 32],
+          [33, 30],
+          [34, 35],
+        ]) {
+          const step = await counted(unit(trx, id, deferredId));
+          steps.push({ outcome: step.value, trips: step.trips });
+        }
+      }),
+    );
+    assert.equal(run.error, undefined);
+    assert.deepEqual(steps, [
+      { outcome: 'kept', trips: 2 },
+      // The failing deferred write fails its RELEASE; ROLLBACK TO and RELEASE go one by one.
+      { outcome: '23505', trips: 4 },
+      { outcome: 'kept', trips: 2 },
+    ]);
+    assert.equal(run.trips, 9, 'the units, then COMMIT alone');
+    assert.deepEqual(await stored(), [
+      [30, 'there before'],
+      [31, 'unit 31'],
+      [32, 'deferred of 31'],
+      [34, 'unit 34'],
+      [35, 'deferred of 34'],
     ]);
   });
 

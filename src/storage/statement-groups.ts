@@ -13,7 +13,11 @@ type Connection = {
   parse(config: { text: string; name: string; types: unknown[] }): void;
   bind(config: { portal: string; statement: string; values: unknown[] }): void;
   execute(config: { portal: string; rows: number }): void;
+  on(event: 'parseComplete', listener: () => void): void;
+  off(event: 'parseComplete', listener: () => void): void;
+  /** Names the server confirmed parsing, and names whose Parse is on its way (pg's own records). */
   parsedStatements: Record<string, string | undefined>;
+  submittedNamedStatements: Record<string, string | undefined>;
   stream: { cork?: () => void; uncork?: () => void };
 };
 type QueryHooks = {
@@ -35,27 +39,31 @@ interface Answer {
   rows: unknown[];
 }
 
+/** SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT] of one plain savepoint name. */
+const SAVEPOINT_STATEMENT =
+  /^(savepoint|release(?: savepoint)?|rollback to(?: savepoint)?) ([a-z_][a-z0-9_]*)$/i;
+
 const answered = (command: string | null): Promise<Answer> =>
   Promise.resolve({ command, rowCount: null, rows: [] });
 
 /**
  * One pooled connection's statements, sent so that a transaction costs fewer round trips: its BEGIN
- * is held and written in front of its first statement, and deferred writes are held and written in
- * front of the statement after them (typically the COMMIT). PostgreSQL runs the whole group in order
- * up to one Sync and skips the rest of it after an error, so a held statement that fails stops the
- * statement it travels with, which then reports that error; nothing in a group runs outside the
- * transaction it belongs to. A transaction opened and ended without a statement sends nothing.
+ * and each SAVEPOINT are held and written in front of the statement after them, and so are deferred
+ * writes (they travel with the next statement, at the latest the RELEASE of their savepoint or the
+ * COMMIT). PostgreSQL runs the whole group in order up to one Sync and skips the rest of it after an
+ * error, so a held statement that fails stops the statement it travels with, which then reports that
+ * error; nothing in a group runs outside the transaction (or savepoint) it belongs to. A transaction
+ * opened and ended without a statement sends nothing.
  *
- * After a group fails, pg's record of which named statements this connection has parsed may be
- * wrong (it notes a name when any parse of the group completes), so the connection is discarded
- * when it goes back to the pool rather than reused.
+ * pg notes a statement name as parsed whenever a Parse of its active query completes; in a group
+ * that may be a held statement's. The group keeps that record exact (see `group`), so after a failed
+ * group the connection goes on (a write batch rolls back to its savepoint and continues).
  */
 export class StatementGroups {
   private readonly pg: PgModule;
   private readonly client: pg.PoolClient;
   private held: Statement[] = [];
   private inTransaction = false;
-  private uncertain = false;
 
   constructor(pgModule: PgModule, client: pg.PoolClient) {
     this.pg = pgModule;
@@ -71,6 +79,10 @@ export class StatementGroups {
       return answered('BEGIN');
     }
     if (text === 'commit' || text === 'rollback') return this.end(statement);
+    if (this.inTransaction && values.length === 0) {
+      const savepoint = SAVEPOINT_STATEMENT.exec(text);
+      if (savepoint) return this.savepoint(statement, savepoint[1].toLowerCase(), savepoint[2]);
+    }
     if (this.inTransaction && text.startsWith(DEFERRED_WRITE)) {
       this.held.push(statement);
       return answered(null);
@@ -87,13 +99,39 @@ export class StatementGroups {
     return this.group(held, statement);
   }
 
-  /** Back to the pool; a connection whose state is uncertain (a failed group) is closed instead. */
+  /** Back to the pool; one left with statements never sent (a transaction never ended) is closed. */
   release(): void {
-    const discard = this.uncertain || this.held.length > 0;
+    const discard = this.held.length > 0 || this.inTransaction;
     this.held = [];
     this.inTransaction = false;
-    this.uncertain = false;
     this.client.release(discard || undefined);
+  }
+
+  /**
+   * SAVEPOINT is held like BEGIN. RELEASE takes the held statements with it, so a deferred write of
+   * the savepoint's work fails the RELEASE, inside that savepoint. ROLLBACK TO drops what is held
+   * after the savepoint (it would undo it), and takes what is held before with it.
+   */
+  private savepoint(statement: Statement, verb: string, name: string): Promise<Answer> {
+    const kind = verb.startsWith('release')
+      ? 'release'
+      : verb.startsWith('rollback')
+        ? 'rollback_to'
+        : 'savepoint';
+    const named = { ...statement, name: `ac_${kind}_${name.toLowerCase()}` };
+    if (kind === 'savepoint') {
+      this.held.push(named);
+      return answered('SAVEPOINT');
+    }
+    // What is held after the savepoint (it is the last one held of its name, or was sent) would be
+    // undone by ROLLBACK TO: it is dropped unsent.
+    const savepointName = `ac_savepoint_${name.toLowerCase()}`;
+    const held =
+      kind === 'release'
+        ? this.held
+        : this.held.slice(0, this.held.map((held) => held.name).lastIndexOf(savepointName) + 1);
+    this.held = [];
+    return held.length === 0 ? this.send(named) : this.group(held, named);
   }
 
   private end(statement: Statement): Promise<Answer> {
@@ -119,15 +157,16 @@ export class StatementGroups {
   private group(held: Statement[], main: Statement): Promise<Answer> {
     const { utils } = this.pg as unknown as { utils: { prepareValue(value: unknown): unknown } };
     let unanswered = held.length;
+    let parses: ParseRecord | undefined;
     return new Promise<Answer>((resolve, reject) => {
       const query = new this.pg.Query(
         // Extended protocol even without parameters: a COMMIT must share the held statements' Sync.
         { text: main.text, values: main.values, name: main.name, queryMode: 'extended' } as pg.QueryConfig,
         undefined,
         (error: Error | undefined, answer: unknown) => {
-          if (!error) return resolve(answer as Answer);
-          this.uncertain = true;
-          reject(error);
+          parses?.finish();
+          if (error) reject(error);
+          else resolve(answer as Answer);
         },
       ) as unknown as QueryHooks;
       const submit = query.submit.bind(query);
@@ -147,18 +186,19 @@ export class StatementGroups {
         } catch (error) {
           return error as Error;
         }
+        const inGroup: Statement[] = [];
         connection.stream.cork?.();
         try {
           held.forEach((statement, i) => {
-            const parsed =
-              statement.name !== undefined && connection.parsedStatements[statement.name] === statement.text;
-            if (!parsed) {
+            if (!isKnown(connection, statement)) {
               connection.parse({ text: statement.text, name: statement.name ?? '', types: [] });
-              if (statement.name) connection.parsedStatements[statement.name] = statement.text;
+              if (statement.name) connection.submittedNamedStatements[statement.name] = statement.text;
+              inGroup.push(statement);
             }
             connection.bind({ portal: '', statement: statement.name ?? '', values: mapped[i] });
             connection.execute({ portal: '', rows: 0 });
           });
+          if (inGroup.length > 0) parses = new ParseRecord(connection, inGroup, main);
           return submit(connection);
         } finally {
           connection.stream.uncork?.();
@@ -166,5 +206,60 @@ export class StatementGroups {
       };
       this.client.query(query as unknown as pg.Submittable);
     });
+  }
+}
+
+/** As pg decides whether a named statement needs a Parse: parsed, or its Parse already sent. */
+function isKnown(connection: Connection, statement: Statement): boolean {
+  const { name } = statement;
+  if (name === undefined) return false;
+  return (
+    connection.parsedStatements[name] !== undefined || connection.submittedNamedStatements[name] !== undefined
+  );
+}
+
+/**
+ * Keeps pg's record of parsed names exact through a group. The server confirms each Parse in the
+ * order sent (held statements first, then the main one if pg parses it); pg credits every
+ * confirmation to the main statement's name. Here each is credited to its own statement, and what
+ * was never confirmed (the group failed first) is forgotten, so the next use parses it again.
+ */
+class ParseRecord {
+  private readonly connection: Connection;
+  private readonly pending: Statement[];
+  private readonly main: Statement;
+  private readonly mainParsedBefore: boolean;
+  private readonly listener = () => this.confirmed();
+
+  constructor(connection: Connection, heldParses: Statement[], main: Statement) {
+    this.connection = connection;
+    this.main = main;
+    this.mainParsedBefore = main.name !== undefined && connection.parsedStatements[main.name] !== undefined;
+    // pg's own Parse of the main statement, if it sends one, comes after the held ones.
+    this.pending = isKnown(connection, main) ? [...heldParses] : [...heldParses, main];
+    connection.on('parseComplete', this.listener);
+  }
+
+  /** Runs after pg's own handler of the same message. */
+  private confirmed(): void {
+    const statement = this.pending.shift();
+    if (statement === undefined || statement === this.main) return;
+    const { parsedStatements, submittedNamedStatements } = this.connection;
+    const mainName = this.main.name;
+    if (mainName !== undefined && !this.mainParsedBefore) {
+      delete parsedStatements[mainName];
+      if (this.pending.includes(this.main)) submittedNamedStatements[mainName] = this.main.text;
+    }
+    if (statement.name !== undefined) {
+      parsedStatements[statement.name] = statement.text;
+      delete submittedNamedStatements[statement.name];
+    }
+  }
+
+  finish(): void {
+    this.connection.off('parseComplete', this.listener);
+    for (const statement of this.pending)
+      if (statement !== this.main && statement.name !== undefined)
+        delete this.connection.submittedNamedStatements[statement.name];
   }
 }

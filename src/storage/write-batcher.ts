@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from './database.ts';
 import type { Schema } from './schema.ts';
+import { DEFERRED_WRITE } from './statement-groups.ts';
 
 export type WriteUnit<T> = (trx: Transaction<Schema>) => Promise<T>;
 
@@ -13,10 +14,21 @@ interface Queued {
 const MAX_BATCH = 256;
 
 /**
- * Runs each write unit in a transaction of its own on PostgreSQL. On the embedded engine, which has
- * one writer anyway, units that arrive together share one transaction (group commit): each runs
- * inside a savepoint, so a unit that throws is rolled back alone and gets its own error, and every
- * caller hears back only after the shared COMMIT, so an acknowledged write is on disk as before.
+ * The PostgreSQL advisory lock every batch takes first (transaction-scoped, per database): batches
+ * of all instances take turns, as the embedded engine's single writer makes them, so two batches
+ * never hold row locks in opposite orders and wait on each other until deadlock detection (1 s).
+ */
+export const WRITE_BATCH_LOCK = 0x61632d77; // "ac-w"
+
+/**
+ * Units that arrive together share one transaction (group commit): each runs inside a savepoint, so
+ * a unit that throws is rolled back alone and gets its own error, and every caller hears back only
+ * after the shared COMMIT, so an acknowledged write is on disk. One batch is in flight per process;
+ * units queue behind it and go together in the next. A batch of one unit needs no savepoint.
+ *
+ * The same on both engines. On PostgreSQL a batch first takes WRITE_BATCH_LOCK, so the batches of
+ * several instances take turns on the database as they do within one process; that lock travels
+ * with the batch's first statement (a deferred write), so it costs no round trip of its own.
  */
 export class WriteBatcher {
   private readonly database: Database;
@@ -28,7 +40,6 @@ export class WriteBatcher {
   }
 
   run<T>(unit: WriteUnit<T>): Promise<T> {
-    if (this.database.engine !== 'sqlite') return this.database.db.transaction().execute(unit);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushing) {
@@ -44,6 +55,16 @@ export class WriteBatcher {
       const settled: (() => void)[] = [];
       try {
         await this.database.db.transaction().execute(async (trx) => {
+          if (this.database.engine === 'postgres')
+            await sql`${sql.raw(DEFERRED_WRITE)}select pg_advisory_xact_lock(${WRITE_BATCH_LOCK})`.execute(
+              trx,
+            );
+          if (batch.length === 1) {
+            const [item] = batch;
+            const value = await item.unit(trx);
+            settled.push(() => item.resolve(value));
+            return;
+          }
           for (const item of batch) {
             await sql`savepoint write_unit`.execute(trx);
             try {
