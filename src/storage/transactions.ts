@@ -38,23 +38,34 @@ export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
   if (outer?.trx) return work(outer.trx);
   const hook = outer?.hook;
   let carried = false;
+  // What the hook noted is undone when the unit is rolled back (to its savepoint, or with its
+  // transaction), so a unit run again carries it again.
+  const undo = () => {
+    if (!hook || !carried) return;
+    carried = false;
+    hook.used = false;
+    hook.rolledBack();
+  };
   const unit = port.writes.run((trx) =>
     scope.run({ trx, hook }, async () => {
-      const value = await work(trx);
-      if (hook && !hook.used) {
-        hook.used = true;
-        carried = true;
-        await hook.run(trx);
+      try {
+        const value = await work(trx);
+        if (hook && !hook.used) {
+          hook.used = true;
+          carried = true;
+          await hook.run(trx);
+        }
+        return value;
+      } catch (error) {
+        undo();
+        throw error;
       }
-      return value;
     }),
   );
   if (!hook) return unit;
+  // The unit's work succeeded but its transaction did not commit.
   return unit.catch((error: unknown) => {
-    if (carried) {
-      hook.used = false;
-      hook.rolledBack();
-    }
+    undo();
     throw error;
   });
 }

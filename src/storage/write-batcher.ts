@@ -1,7 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from './database.ts';
 import type { Schema } from './schema.ts';
-import { DEFERRED_WRITE } from './statement-groups.ts';
 
 export type WriteUnit<T> = (trx: Transaction<Schema>) => Promise<T>;
 
@@ -14,21 +13,16 @@ interface Queued {
 const MAX_BATCH = 256;
 
 /**
- * The PostgreSQL advisory lock every batch takes first (transaction-scoped, per database): batches
- * of all instances take turns, as the embedded engine's single writer makes them, so two batches
- * never hold row locks in opposite orders and wait on each other until deadlock detection (1 s).
- */
-export const WRITE_BATCH_LOCK = 0x61632d77; // "ac-w"
-
-/**
- * Units that arrive together share one transaction (group commit): each runs inside a savepoint, so
- * a unit that throws is rolled back alone and gets its own error, and every caller hears back only
- * after the shared COMMIT, so an acknowledged write is on disk. One batch is in flight per process;
- * units queue behind it and go together in the next. A batch of one unit needs no savepoint.
+ * Runs each write unit in a transaction of its own on PostgreSQL. On the embedded engine, which has
+ * one writer anyway, units that arrive together share one transaction (group commit): each runs
+ * inside a savepoint, so a unit that throws is rolled back alone and gets its own error, and every
+ * caller hears back only after the shared COMMIT, so an acknowledged write is on disk as before. A
+ * batch of one unit takes no savepoint.
  *
- * The same on both engines. On PostgreSQL a batch first takes WRITE_BATCH_LOCK, so the batches of
- * several instances take turns on the database as they do within one process; that lock travels
- * with the batch's first statement (a deferred write), so it costs no round trip of its own.
+ * Group commit on PostgreSQL was measured and dropped (docs/benchmarks.md, fifth session of
+ * 2026-11-27): batching one member's writes made one member's writes 55–65 % faster and many
+ * members' 21–30 % slower, since PostgreSQL already runs concurrent transactions in parallel and
+ * flushes their commits together.
  */
 export class WriteBatcher {
   private readonly database: Database;
@@ -40,6 +34,7 @@ export class WriteBatcher {
   }
 
   run<T>(unit: WriteUnit<T>): Promise<T> {
+    if (this.database.engine !== 'sqlite') return this.database.db.transaction().execute(unit);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushing) {
@@ -55,10 +50,6 @@ export class WriteBatcher {
       const settled: (() => void)[] = [];
       try {
         await this.database.db.transaction().execute(async (trx) => {
-          if (this.database.engine === 'postgres')
-            await sql`${sql.raw(DEFERRED_WRITE)}select pg_advisory_xact_lock(${WRITE_BATCH_LOCK})`.execute(
-              trx,
-            );
           if (batch.length === 1) {
             const [item] = batch;
             const value = await item.unit(trx);
