@@ -38,8 +38,8 @@ export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
   if (outer?.trx) return work(outer.trx);
   const hook = outer?.hook;
   let carried = false;
-  // What the hook noted is undone when the unit is rolled back (to its savepoint, or with its
-  // transaction), so a unit run again carries it again.
+  // What the hook noted is undone when the unit's work is rolled back (to its savepoint in a batch,
+  // or with its transaction), or when its transaction does not commit.
   const undo = () => {
     if (!hook || !carried) return;
     carried = false;

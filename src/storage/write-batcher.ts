@@ -20,7 +20,7 @@ const MAX_BATCH = 256;
  * batch of one unit takes no savepoint.
  *
  * Group commit on PostgreSQL was measured and dropped (docs/benchmarks.md, fifth session of
- * 2026-11-27): batching one member's writes made one member's writes 55–65 % faster and many
+ * 2026-11-27): batching one member's writes made one member's writes 46–65 % faster and many
  * members' 21–30 % slower, since PostgreSQL already runs concurrent transactions in parallel and
  * flushes their commits together.
  */
