@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { type Database, openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
 import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
-import { type CommitHook, transact, withCommitHook } from '../src/storage/transactions.ts';
+import { type CommitHook, inLane, transact, withCommitHook } from '../src/storage/transactions.ts';
 import { WriteBatcher } from '../src/storage/write-batcher.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 
@@ -34,6 +34,9 @@ for (const engine of engines) {
         .insertInto('counters')
         .values({ key, count: 1, expires_at: Date.now() + 60_000 })
         .execute();
+
+    const bump = (key: string) => (trx: Parameters<Parameters<typeof transact>[1]>[0]) =>
+      sql`update counters set count = count + 1 where key = ${key}`.execute(trx);
 
     test('work inside open work joins its transaction: a failure after it rolls both back', async () => {
       await assert.rejects(
@@ -143,20 +146,24 @@ for (const engine of engines) {
       }
     });
 
-    test('a unit that fails at a statement or at its deferred write is rolled back alone (in a batch on the embedded engine)', async () => {
+    test('in a batch, a unit that fails at a statement or at its deferred write is rolled back alone', async () => {
       await insert('taken')(database.db as never);
+      // Every unit of the lane waits and batches (on PostgreSQL the first two would run alone).
+      const batching = { writes: new WriteBatcher(database, { unbatchedPerLane: 0 }) };
       const results = await Promise.allSettled(
         Array.from({ length: 12 }, (_, i) =>
-          transact(port, async (trx) => {
-            await insert(`batched-${i}`)(trx);
-            if (i % 4 === 1) await insert('taken')(trx);
-            // On PostgreSQL the deferred write travels with the COMMIT; its failure is the unit's.
-            const key = i % 4 === 2 ? 'taken' : `batched-deferred-${i}`;
-            await sql`${sql.raw(DEFERRED_WRITE)}insert into counters (key, count, expires_at) values (${key}, ${1}, ${Date.now() + 60_000})`.execute(
-              trx,
-            );
-            return i;
-          }),
+          inLane('member:batched', () =>
+            transact(batching, async (trx) => {
+              await insert(`batched-${i}`)(trx);
+              if (i % 4 === 1) await insert('taken')(trx);
+              // On PostgreSQL the deferred write travels with the unit's RELEASE; its failure is the unit's.
+              const key = i % 4 === 2 ? 'taken' : `batched-deferred-${i}`;
+              await sql`${sql.raw(DEFERRED_WRITE)}insert into counters (key, count, expires_at) values (${key}, ${1}, ${Date.now() + 60_000})`.execute(
+                trx,
+              );
+              return i;
+            }),
+          ),
         ),
       );
       for (let i = 0; i < 12; i++) {
@@ -170,5 +177,109 @@ for (const engine of engines) {
       await transact(port, insert('after-failures'));
       assert.deepEqual(await counter('after-failures'), { count: 1 });
     });
+
+    /** The transaction a unit ran in, as PostgreSQL numbers it (units of one batch share it). */
+    const transactionOf = async (trx: Parameters<Parameters<typeof transact>[1]>[0]) =>
+      engine.name === 'postgres'
+        ? (await sql<{ id: string }>`select txid_current()::text as id`.execute(trx)).rows[0].id
+        : 'one writer';
+
+    test('a member’s writes past two under way wait and go as one batch; other members’ are not held back', async () => {
+      const sameMember = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          inLane('member:busy', () =>
+            transact(port, async (trx) => {
+              await insert(`busy-${i}`)(trx);
+              return transactionOf(trx);
+            }),
+          ),
+        ),
+      );
+      const members = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          inLane(`member:${i}`, () =>
+            transact(port, async (trx) => {
+              await insert(`member-${i}`)(trx);
+              return transactionOf(trx);
+            }),
+          ),
+        ),
+      );
+      for (let i = 0; i < 12; i++) assert.deepEqual(await counter(`busy-${i}`), { count: 1 });
+      for (let i = 0; i < 6; i++) assert.deepEqual(await counter(`member-${i}`), { count: 1 });
+      if (engine.name === 'postgres') {
+        // Two alone, the ten that waited together.
+        assert.equal(new Set(sameMember).size, 3, sameMember.join(' '));
+        assert.equal(new Set(members).size, 6, members.join(' '));
+      }
+    });
+
+    test('two processes’ batches of one lane taking the same rows in opposite orders take turns', async () => {
+      // A second process's batcher: its own connection (pool) to the database.
+      const other = openDatabase(target.url);
+      const batching = { writes: new WriteBatcher(database, { unbatchedPerLane: 0 }) };
+      const otherPort = { writes: new WriteBatcher(other, { unbatchedPerLane: 0 }) };
+      const keys = Array.from({ length: 10 }, (_, i) => `crossed-${i}`);
+      for (const key of keys) await insert(key)(database.db as never);
+      try {
+        const started = performance.now();
+        const results = await Promise.allSettled([
+          ...keys.map((key) => inLane('member:same', () => transact(batching, bump(key)))),
+          ...[...keys].reverse().map((key) => inLane('member:same', () => transact(otherPort, bump(key)))),
+        ]);
+        const elapsed = performance.now() - started;
+        assert.deepEqual(
+          results.filter((result) => result.status === 'rejected').map((result) => String(result.reason)),
+          [],
+        );
+        for (const key of keys) assert.deepEqual(await counter(key), { count: 3 });
+        // Without the lane's lock PostgreSQL would break a lock cycle after deadlock_timeout (1 s).
+        assert.ok(elapsed < 900, `took ${elapsed.toFixed(0)} ms`);
+      } finally {
+        await other.close();
+      }
+    });
+
+    // PostgreSQL only: the embedded engine has one writer, so two transactions never hold locks at once.
+    if (engine.name === 'postgres')
+      test('batches of two lanes that close a lock cycle: the losing unit goes in a next batch, all commit', async () => {
+        const other = openDatabase(target.url);
+        const batching = { writes: new WriteBatcher(database, { unbatchedPerLane: 0 }) };
+        const otherPort = { writes: new WriteBatcher(other, { unbatchedPerLane: 0 }) };
+        for (const key of ['cycle-x', 'cycle-y', 'cycle-after']) await insert(key)(database.db as never);
+        // Each side's first unit takes its row, then waits until the other side has taken its own.
+        let arrived = 0;
+        let bothHold: () => void = () => {};
+        const barrier = new Promise<void>((resolve) => {
+          bothHold = resolve;
+        });
+        const holdThenWait = (key: string) => async (trx: Parameters<Parameters<typeof transact>[1]>[0]) => {
+          await bump(key)(trx);
+          if (++arrived === 2) bothHold();
+          await barrier;
+        };
+        try {
+          const started = performance.now();
+          const results = await Promise.allSettled([
+            inLane('member:first', () => transact(batching, holdThenWait('cycle-x'))),
+            inLane('member:first', () => transact(batching, bump('cycle-y'))),
+            inLane('member:first', () => transact(batching, bump('cycle-after'))),
+            inLane('member:second', () => transact(otherPort, holdThenWait('cycle-y'))),
+            inLane('member:second', () => transact(otherPort, bump('cycle-x'))),
+          ]);
+          const elapsed = performance.now() - started;
+          assert.deepEqual(
+            results.filter((result) => result.status === 'rejected').map((result) => String(result.reason)),
+            [],
+          );
+          assert.deepEqual(await counter('cycle-x'), { count: 3 });
+          assert.deepEqual(await counter('cycle-y'), { count: 3 });
+          assert.deepEqual(await counter('cycle-after'), { count: 2 });
+          // One cycle, broken once (PostgreSQL's deadlock_timeout is 1 s).
+          assert.ok(elapsed < 3000, `took ${elapsed.toFixed(0)} ms`);
+        } finally {
+          await other.close();
+        }
+      });
   });
 }

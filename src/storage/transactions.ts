@@ -23,6 +23,8 @@ export interface CommitHook {
 interface Scope {
   trx?: Transaction<Schema>;
   hook?: CommitHook;
+  /** The write batcher's lane of the call's units (the member it acts for). */
+  lane?: string;
 }
 
 const scope = new AsyncLocalStorage<Scope>();
@@ -37,6 +39,7 @@ export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
   const outer = scope.getStore();
   if (outer?.trx) return work(outer.trx);
   const hook = outer?.hook;
+  const lane = outer?.lane;
   let carried = false;
   // What the hook noted is undone when the unit's work is rolled back (to its savepoint in a batch,
   // or with its transaction), or when its transaction does not commit.
@@ -46,21 +49,23 @@ export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
     hook.used = false;
     hook.rolledBack();
   };
-  const unit = port.writes.run((trx) =>
-    scope.run({ trx, hook }, async () => {
-      try {
-        const value = await work(trx);
-        if (hook && !hook.used) {
-          hook.used = true;
-          carried = true;
-          await hook.run(trx);
+  const unit = port.writes.run(
+    (trx) =>
+      scope.run({ trx, hook, lane }, async () => {
+        try {
+          const value = await work(trx);
+          if (hook && !hook.used) {
+            hook.used = true;
+            carried = true;
+            await hook.run(trx);
+          }
+          return value;
+        } catch (error) {
+          undo();
+          throw error;
         }
-        return value;
-      } catch (error) {
-        undo();
-        throw error;
-      }
-    }),
+      }),
+    lane,
   );
   if (!hook) return unit;
   // The unit's work succeeded but its transaction did not commit.
@@ -70,7 +75,15 @@ export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
   });
 }
 
-/** Runs `call` so that `hook` is written inside the first transaction the call opens through `transact`. */
-export function withCommitHook<T>(hook: CommitHook, call: () => Promise<T>): Promise<T> {
-  return scope.run({ hook }, call);
+/**
+ * Runs `call` so that `hook` is written inside the first transaction the call opens through
+ * `transact`, and its transactions go in the write batcher's `lane` (see WriteBatcher).
+ */
+export function withCommitHook<T>(hook: CommitHook, call: () => Promise<T>, lane?: string): Promise<T> {
+  return scope.run({ hook, lane }, call);
+}
+
+/** Runs `call` with its transactions in the write batcher's `lane` (a call's: see withCommitHook). */
+export function inLane<T>(lane: string, call: () => Promise<T>): Promise<T> {
+  return scope.run({ lane }, call);
 }

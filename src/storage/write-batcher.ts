@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from './database.ts';
 import type { Schema } from './schema.ts';
+import { DEFERRED_WRITE } from './statement-groups.ts';
 
 export type WriteUnit<T> = (trx: Transaction<Schema>) => Promise<T>;
 
@@ -10,70 +11,143 @@ interface Queued {
   reject(error: unknown): void;
 }
 
+/** A lane's units waiting for a transaction, and how many of its transactions are under way. */
+interface Lane {
+  queue: Queued[];
+  running: number;
+}
+
 const MAX_BATCH = 256;
 
+/** On PostgreSQL, a lane's transactions under way at once before its next units wait and batch. */
+const UNBATCHED_PER_LANE = 2;
+
+export interface WriteBatcherOptions {
+  /** UNBATCHED_PER_LANE unless set (tests set 0 to batch every lane's units). */
+  unbatchedPerLane?: number;
+}
+
+/** PostgreSQL's answers to a statement that lost a lock cycle or a serialization race. */
+const LOST_RACE = new Set(['40P01', '40001']);
+
 /**
- * Runs each write unit in a transaction of its own on PostgreSQL. On the embedded engine, which has
- * one writer anyway, units that arrive together share one transaction (group commit): each runs
- * inside a savepoint, so a unit that throws is rolled back alone and gets its own error, and every
- * caller hears back only after the shared COMMIT, so an acknowledged write is on disk as before. A
- * batch of one unit takes no savepoint.
+ * Group commit: units that share a transaction each run inside a savepoint, so a unit that throws
+ * is rolled back alone and gets its own error, and every caller hears back only after the shared
+ * COMMIT, so an acknowledged write is on disk. A batch of one takes no savepoint.
  *
- * Group commit on PostgreSQL was measured and dropped (docs/benchmarks.md, fifth session of
- * 2026-11-27): batching one member's writes made one member's writes 46–65 % faster and many
- * members' 21–30 % slower, since PostgreSQL already runs concurrent transactions in parallel and
- * flushes their commits together.
+ * The embedded engine has one writer: every unit waits its turn and those that arrive together go
+ * as one batch.
+ *
+ * On PostgreSQL a unit runs in a transaction of its own, as many side by side as the pool allows,
+ * except when its lane (the member the call acts for) already has two transactions under way in
+ * this process: then it waits, and the lane's waiting units go as one batch when one of the two
+ * ends. Concurrent writes of one member wait on that member's rows (its daily quota, locked until
+ * the COMMIT is flushed) and would go one flush at a time; batched, they share the lock and the
+ * flush. Writes of different members, which PostgreSQL runs in parallel, are not held back.
+ * A batch of several first takes an advisory lock of its lane, so the same member's batches in
+ * several instances take turns (it travels with the first statement: no round trip of its own).
+ *
+ * A batch holds several units' row locks at once, which a single write never did; should that close
+ * a lock cycle with another transaction, PostgreSQL fails one statement (deadlock, 40P01, after
+ * deadlock_timeout). That unit (or one that lost a serialization race, 40001) is rolled back to its
+ * savepoint, the batch commits what it did (freeing its rows), and that unit and the rest of the
+ * batch wait for the lane's next one.
  */
 export class WriteBatcher {
   private readonly database: Database;
-  private readonly queue: Queued[] = [];
-  private flushing = false;
+  private readonly lanes = new Map<string, Lane>();
+  private readonly unbatchedPerLane: number;
 
-  constructor(database: Database) {
+  constructor(database: Database, options: WriteBatcherOptions = {}) {
     this.database = database;
+    this.unbatchedPerLane = options.unbatchedPerLane ?? UNBATCHED_PER_LANE;
   }
 
-  run<T>(unit: WriteUnit<T>): Promise<T> {
-    if (this.database.engine !== 'sqlite') return this.database.db.transaction().execute(unit);
+  run<T>(unit: WriteUnit<T>, lane?: string): Promise<T> {
+    const embedded = this.database.engine === 'sqlite';
+    if (!embedded && lane === undefined) return this.database.db.transaction().execute(unit);
+    const key = embedded ? '' : (lane as string);
+    let state = this.lanes.get(key);
+    if (!state) {
+      state = { queue: [], running: 0 };
+      this.lanes.set(key, state);
+    }
+    if (!embedded && state.running < this.unbatchedPerLane && state.queue.length === 0) {
+      state.running++;
+      const ran = state;
+      return this.database.db
+        .transaction()
+        .execute(unit)
+        .finally(() => this.ended(key, ran));
+    }
+    const waiting = state;
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => void this.flush());
+      waiting.queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
+      // The embedded engine's one writer (or a lane that batches everything) is started by its first
+      // unit; the next ones join its batches.
+      if (waiting.running === 0) {
+        waiting.running++;
+        setImmediate(() => void this.flush(key, waiting));
       }
     });
   }
 
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      const settled: (() => void)[] = [];
-      try {
-        await this.database.db.transaction().execute(async (trx) => {
-          if (batch.length === 1) {
-            const [item] = batch;
+  /** A lane's transaction ended: its waiting units go as one batch, or the lane is done. */
+  private ended(key: string, lane: Lane): void {
+    if (lane.queue.length > 0) void this.flush(key, lane);
+    else if (--lane.running === 0 && this.lanes.get(key) === lane) this.lanes.delete(key);
+  }
+
+  /** Runs the lane's waiting units in batches until none waits; holds one of its `running` slots. */
+  private async flush(key: string, lane: Lane): Promise<void> {
+    while (lane.queue.length > 0) {
+      const batch = lane.queue.splice(0, MAX_BATCH);
+      const again = await this.runBatch(key, batch);
+      lane.queue.unshift(...again);
+    }
+    if (--lane.running === 0 && this.lanes.get(key) === lane) this.lanes.delete(key);
+  }
+
+  /** One batch in one transaction; answers its units and returns those to run again. */
+  private async runBatch(key: string, batch: Queued[]): Promise<Queued[]> {
+    const settled: (() => void)[] = [];
+    const again: Queued[] = [];
+    try {
+      await this.database.db.transaction().execute(async (trx) => {
+        if (batch.length === 1) {
+          const [item] = batch;
+          const value = await item.unit(trx);
+          settled.push(() => item.resolve(value));
+          return;
+        }
+        if (this.database.engine === 'postgres')
+          await sql`${sql.raw(DEFERRED_WRITE)}select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(
+            trx,
+          );
+        for (const [index, item] of batch.entries()) {
+          await sql`savepoint write_unit`.execute(trx);
+          try {
             const value = await item.unit(trx);
+            await sql`release write_unit`.execute(trx);
             settled.push(() => item.resolve(value));
+          } catch (error) {
+            await sql`rollback to write_unit`.execute(trx);
+            await sql`release write_unit`.execute(trx);
+            if (!LOST_RACE.has((error as { code?: string }).code ?? '')) {
+              settled.push(() => item.reject(error));
+              continue;
+            }
+            // Commit what is done, freeing its rows for the other side; this unit and the rest wait.
+            again.push(...batch.slice(index));
             return;
           }
-          for (const item of batch) {
-            await sql`savepoint write_unit`.execute(trx);
-            try {
-              const value = await item.unit(trx);
-              await sql`release write_unit`.execute(trx);
-              settled.push(() => item.resolve(value));
-            } catch (error) {
-              await sql`rollback to write_unit`.execute(trx);
-              await sql`release write_unit`.execute(trx);
-              settled.push(() => item.reject(error));
-            }
-          }
-        });
-        for (const settle of settled) settle();
-      } catch (error) {
-        for (const item of batch) item.reject(error);
-      }
+        }
+      });
+      for (const settle of settled) settle();
+      return again;
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return [];
     }
-    this.flushing = false;
   }
 }

@@ -191,7 +191,7 @@ function validate(call: Call): void {
 async function sandboxStep(call: Call): Promise<CallResult> {
   // The rehearsal's unit commits its activity row once its effects are rolled back.
   const hook = commitHook(call, { status: 200, outcome: 'sandbox' });
-  const body = await withCommitHook(hook, () => sandboxReceipt(call.op, contextOf(call)));
+  const body = await withCommitHook(hook, () => sandboxReceipt(call.op, contextOf(call)), laneOf(call));
   call.sandboxed = true;
   return { status: 200, body, headers: call.rateHeaders };
 }
@@ -240,8 +240,10 @@ async function handleRecorded(call: Call): Promise<OperationResult> {
   const { op, deps } = call;
   const context = contextOf(call);
   try {
-    return await withCommitHook(commitHook(call, { status: op.successStatus, outcome: 'ok' }), () =>
-      op.handler(context),
+    return await withCommitHook(
+      commitHook(call, { status: op.successStatus, outcome: 'ok' }),
+      () => op.handler(context),
+      laneOf(call),
     );
   } catch (error) {
     // The key is released so a retry runs the operation again (unless the operation's transaction
@@ -251,6 +253,12 @@ async function handleRecorded(call: Call): Promise<OperationResult> {
     if (call.keyHash) await releaseIdempotencyKey(deps.db, call.keyHash, refusal).catch(() => {});
     throw error;
   }
+}
+
+/** The write batcher's lane of a call's transactions: the member it acts for (see WriteBatcher). */
+function laneOf(call: Call): string | undefined {
+  const { principal } = call;
+  return principal.kind === 'anonymous' ? undefined : `member:${principal.member.id}`;
 }
 
 /**
