@@ -147,10 +147,34 @@ export class StatementGroups {
   }
 
   private send(statement: Statement): Promise<Answer> {
-    const { text, values, name } = statement;
-    return (
-      name ? this.client.query({ name, text, values }) : this.client.query(text, values)
-    ) as Promise<Answer>;
+    return new Promise<Answer>((resolve, reject) => {
+      const query = this.newQuery(statement, (error, answer) => (error ? reject(error) : resolve(answer)));
+      this.client.query(query as unknown as pg.Submittable);
+    });
+  }
+
+  /**
+   * pg's Query made from the text (pg copies a config object property by property into a slow
+   * dictionary-shaped object on every query; a text it takes as is), with the name set after. Our
+   * own callback replaces pg's promise, so a failed statement's stack ends in the socket read (as a
+   * grouped statement's always did) instead of being captured again at the answer.
+   */
+  private newQuery(
+    statement: Statement,
+    done: (error: Error | undefined, answer: Answer) => void,
+    extended = false,
+  ): QueryHooks {
+    const query = new this.pg.Query(
+      statement.text,
+      statement.values,
+      done as never,
+    ) as unknown as QueryHooks & {
+      name?: string;
+      queryMode?: string;
+    };
+    if (statement.name) query.name = statement.name;
+    if (extended) query.queryMode = 'extended';
+    return query;
   }
 
   /** `held` written in front of `main`, one Sync for all: one round trip, `main`'s answer. */
@@ -159,16 +183,16 @@ export class StatementGroups {
     let unanswered = held.length;
     let parses: ParseRecord | undefined;
     return new Promise<Answer>((resolve, reject) => {
-      const query = new this.pg.Query(
-        // Extended protocol even without parameters: a COMMIT must share the held statements' Sync.
-        { text: main.text, values: main.values, name: main.name, queryMode: 'extended' } as pg.QueryConfig,
-        undefined,
-        (error: Error | undefined, answer: unknown) => {
+      // Extended protocol even without parameters: a COMMIT must share the held statements' Sync.
+      const query = this.newQuery(
+        main,
+        (error, answer) => {
           parses?.finish();
           if (error) reject(error);
-          else resolve(answer as Answer);
+          else resolve(answer);
         },
-      ) as unknown as QueryHooks;
+        true,
+      );
       const submit = query.submit.bind(query);
       const complete = query.handleCommandComplete.bind(query);
       const row = query.handleDataRow.bind(query);
