@@ -6,6 +6,7 @@
 // BENCH_PG_MEMBERS (default 1): how many members' tokens the writes take turns with. One member's
 // writes all take its daily highlight quota, one row: each waits for the previous one's commit.
 import { readdirSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
@@ -13,9 +14,11 @@ import {
   cpuMicros,
   type Figures,
   highlightStory,
+  machineTicks,
   mintBenchToken,
   SECONDS,
   startProcess,
+  stolenShare,
   WARMUP_SECONDS,
   withBenchPostgres,
 } from './support.ts';
@@ -34,6 +37,10 @@ export interface PostgresWrites {
   stored: number;
   /** The PostgreSQL server's CPU per stored write over the measured window, when it runs here. */
   postgresCpuPerWrite?: number;
+  /** This process's CPU (both autocannons) per acknowledged write over the measured window. */
+  loadCpuPerWrite: number;
+  /** The share of the machine's CPU time the hypervisor took over the window (steal). */
+  stolen: number;
 }
 
 /**
@@ -112,8 +119,12 @@ export function postgresWrites(): Promise<PostgresWrites> {
       const storedBefore = await settledRows();
       const cpuBefore = servers.map((s) => cpuMicros(s.child.pid!));
       const postgresBefore = localPostgresCpuMicros();
+      const loadBefore = process.cpuUsage();
+      const ticksBefore = machineTicks();
       const results = await Promise.all(servers.map((s) => autocannon(options(s.url, SECONDS))));
       const postgresAfter = localPostgresCpuMicros();
+      const load = process.cpuUsage(loadBefore);
+      const stolen = stolenShare(ticksBefore);
       const instances = results.map((result, i) => ({
         name: `(d-pg) POST highlight, PostgreSQL, instance ${i + 1} of 2`,
         requestsPerSecond: Math.round(result.requests.average),
@@ -133,6 +144,8 @@ export function postgresWrites(): Promise<PostgresWrites> {
           postgresBefore === undefined || postgresAfter === undefined || acknowledged === 0
             ? undefined
             : Math.round((postgresAfter - postgresBefore) / acknowledged),
+        loadCpuPerWrite: Math.round((load.user + load.system) / Math.max(1, acknowledged)),
+        stolen,
       };
     } finally {
       await client.end();
@@ -158,6 +171,30 @@ export function postgresWritesSummary(writes: PostgresWrites): string {
   return (
     `(d-pg) two instances on one PostgreSQL database${REDIS ? ', per-minute counters in Redis' : ''}: ` +
     `${writes.total} writes/s together (target >= 3000); ` +
-    `${writes.acknowledged} acknowledged, ${writes.stored} stored: ${verdict}${postgresCpu}`
+    `${writes.acknowledged} acknowledged, ${writes.stored} stored: ${verdict}${postgresCpu}` +
+    machineCeiling(writes)
+  );
+}
+
+/**
+ * What this machine's cores allow at the CPU each write cost in the run: the instances, PostgreSQL
+ * and the load generator all run here, so no code change can lift (d-pg) above the cores' seconds
+ * divided by that sum. Only the instances' share is the service's to lower.
+ */
+function machineCeiling(writes: PostgresWrites): string {
+  if (writes.postgresCpuPerWrite === undefined) return '';
+  const answered = writes.instances.reduce((sum, row) => sum + row.requestsPerSecond, 0);
+  const instanceCpu = Math.round(
+    writes.instances.reduce((sum, row) => sum + (row.cpuPerRequest ?? 0) * row.requestsPerSecond, 0) /
+      Math.max(1, answered),
+  );
+  const perWrite = instanceCpu + writes.postgresCpuPerWrite + writes.loadCpuPerWrite;
+  // All of the machine's cores (the bench pins itself to one: availableParallelism would say 1).
+  const cores = cpus().length;
+  return (
+    `\n(d-pg) CPU per write: instance ${instanceCpu} µs + PostgreSQL ${writes.postgresCpuPerWrite} µs + ` +
+    `load generator ${writes.loadCpuPerWrite} µs = ${perWrite} µs: this machine's ${cores} cores allow at ` +
+    `most ${Math.round((cores * 1_000_000) / perWrite)} writes/s at those costs; the hypervisor took ` +
+    `${Math.round(writes.stolen * 100)} % of the cores' time (steal)`
   );
 }

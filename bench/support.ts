@@ -40,6 +40,23 @@ export function cpuTimes(pid: number): { user: number; system: number } {
 const PINNED = availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
 
 /** Moves this process (autocannon's) to core 1 when cores can be pinned. */
+/** The machine's CPU time so far, in clock ticks: all of it, and what the hypervisor took (steal). */
+export function machineTicks(): { total: number; stolen: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return { total: fields.reduce((sum, value) => sum + value, 0), stolen: fields[7] ?? 0 };
+  } catch {
+    return { total: 0, stolen: 0 };
+  }
+}
+
+/** The share of the machine's CPU time the hypervisor took since `before` (a virtual machine's steal). */
+export function stolenShare(before: { total: number; stolen: number }): number {
+  const after = machineTicks();
+  const total = after.total - before.total;
+  return total > 0 ? (after.stolen - before.stolen) / total : 0;
+}
+
 export function pinLoadGenerator(): boolean {
   if (!PINNED) return false;
   return spawnSync('taskset', ['-a', '-cp', '1', String(process.pid)]).status === 0;
