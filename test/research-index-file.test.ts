@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { openCorpusIndex } from '../src/domain/research/corpus-index.ts';
 import { retrieve } from '../src/domain/research/search.ts';
+import { makeTemporaryCopyDir, removeAbandonedCopies } from '../src/domain/research/temporary-copy.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines, freshDatabase } from './support/databases.ts';
-import { runCli } from './support/processes.ts';
+import { killAllChildren, runCli, type ServerProcess, startServer } from './support/processes.ts';
 import { add, SMALL_CORPUS, tempDir, writeFile } from './support/research-corpus.ts';
 
 for (const engine of engines) {
@@ -165,7 +168,7 @@ describe('research copy without RESEARCH_INDEX_DIR (postgres)', { skip: postgres
       const answer = retrieve(index, db, 'kelp', 10, ['paper']);
       assert.equal(answer.length, 1);
       const [copy] = readdirSync(temporary);
-      assert.match(copy, /^agent-commons-corpus-/);
+      assert.match(copy, new RegExp(`^agent-commons-corpus-.+-${process.pid}-[A-Za-z0-9]{6}$`));
       assert.deepEqual(
         readdirSync(join(temporary, copy)).filter((name) => !name.startsWith('corpus.db')),
         [],
@@ -177,6 +180,76 @@ describe('research copy without RESEARCH_INDEX_DIR (postgres)', { skip: postgres
       if (previous === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = previous;
       await t.close();
+    }
+  });
+});
+
+describe('temporary research copies a dead process left behind', () => {
+  test("the next copy removes those of this host's dead processes, and no other", async () => {
+    const temporary = tempDir();
+    const host = hostname().replace(/[^A-Za-z0-9.-]/g, '_');
+    // A process that has exited: its pid names no running process (kill -9 leaves the same).
+    const dead = spawnSync(process.execPath, ['-e', '']).pid as number;
+    const left = (name: string) => {
+      mkdirSync(join(temporary, name));
+      writeFileSync(join(temporary, name, 'corpus.db'), 'passages');
+      return name;
+    };
+    const abandoned = left(`agent-commons-corpus-${host}-${dead}-a1B2c3`);
+    const running = left(`agent-commons-corpus-${host}-${process.ppid}-d4E5f6`);
+    const otherHost = left(`agent-commons-corpus-${host}x-${dead}-g7H8i9`);
+    const olderName = left('agent-commons-corpus-j0K1l2');
+    const unrelated = left(`something-else-${dead}-m3N4o5`);
+    const previous = process.env.TMPDIR;
+    process.env.TMPDIR = temporary;
+    let made: string;
+    try {
+      made = makeTemporaryCopyDir();
+    } finally {
+      if (previous === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previous;
+    }
+    assert.equal(existsSync(join(temporary, abandoned)), false, "the dead process's copy is gone");
+    assert.deepEqual(
+      readdirSync(temporary).sort(),
+      [running, otherHost, olderName, unrelated, basename(made)].sort(),
+    );
+    assert.equal(readFileSync(join(temporary, running, 'corpus.db'), 'utf8'), 'passages');
+    assert.match(basename(made), new RegExp(`^agent-commons-corpus-${host}-${process.pid}-`));
+    // A second copy of this (running) process leaves the first alone.
+    assert.deepEqual(removeAbandonedCopies(temporary), []);
+  });
+});
+
+describe('a server killed with -9 (postgres)', { skip: postgres.skip }, () => {
+  after(killAllChildren);
+  test('leaves its temporary research copy behind; the next server on the host removes it', async () => {
+    const database = await freshDatabase('postgres');
+    const temporary = tempDir();
+    const copies = () => readdirSync(temporary).filter((name) => name.startsWith('agent-commons-corpus-'));
+    /** The one copy a server made (its start-up build makes it), once there. */
+    const copyOf = async (server: ServerProcess) => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const mine = copies().filter((name) => name.includes(`-${server.child.pid}-`));
+        if (mine.length === 1) return mine[0];
+        assert.ok(Date.now() < deadline, `no copy of ${server.child.pid} in ${copies()}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    try {
+      const first = await startServer(database.url, { args: ['--no-seed'], env: { TMPDIR: temporary } });
+      const abandoned = await copyOf(first);
+      assert.ok(existsSync(join(temporary, abandoned, 'corpus.db')));
+      await first.kill('SIGKILL');
+      assert.deepEqual(copies(), [abandoned], 'kill -9 ran no cleanup');
+      const second = await startServer(database.url, { args: ['--no-seed'], env: { TMPDIR: temporary } });
+      const made = await copyOf(second);
+      assert.deepEqual(copies(), [made]);
+      await second.kill('SIGTERM');
+      assert.deepEqual(copies(), [], 'a server that closes removes its own');
+    } finally {
+      await database.drop();
     }
   });
 });

@@ -1,5 +1,4 @@
-import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { StartRefused } from '../../core/errors.ts';
@@ -7,6 +6,7 @@ import { SQLITE_PASSAGES_TABLE } from '../../storage/corpus-passages.ts';
 import type { Database } from '../../storage/database.ts';
 import { type IndexStamp, readIndexFile, writeIndexFile } from './index-file.ts';
 import { PassageIndex } from './passage-index.ts';
+import { makeTemporaryCopyDir } from './temporary-copy.ts';
 
 /** Bumped by every change to the corpus: per-instance indexes compare it to know they are stale. */
 export const GENERATION_KEY = 'corpus_generation';
@@ -212,7 +212,7 @@ const COPY_DDL = [
 /**
  * A local SQLite copy of the passages, brought up to date from PostgreSQL document by document. In
  * RESEARCH_INDEX_DIR it outlives the process (the next start copies only what changed); otherwise it
- * lives in a temporary directory removed at close. Opened at the first build (an instance's start-up
+ * lives in a temporary directory removed at close (or by a later start, if the process died first). Opened at the first build (an instance's start-up
  * warm-up or its first search), so a process that never builds, such as the CLI, makes no directory.
  */
 class PostgresCorpusCopy implements PassageStore {
@@ -229,7 +229,7 @@ class PostgresCorpusCopy implements PassageStore {
 
   private get local(): SQLite.Database {
     if (!this.opened) {
-      const dir = this.keptDir ?? mkdtempSync(join(tmpdir(), 'agent-commons-corpus-'));
+      const dir = this.keptDir ?? makeTemporaryCopyDir();
       const local = new SQLite(join(dir, 'corpus.db'));
       local.pragma('journal_mode = WAL');
       // A temporary copy dies with the process, so it need not survive a crash; a kept one must open.
