@@ -34,14 +34,19 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const mailer = createMailer(config);
   const database = openDatabase(config.databaseUrl, config.databaseTimeouts);
   // ioredis is loaded only where Redis is configured (docs/deployment.md#memory).
+  // Without Redis, or while it is away: memory for the embedded engine's one process, else the
+  // database's table, which every instance shares.
+  const local = (): WindowCounterStore =>
+    database.engine === 'sqlite'
+      ? new MemoryWindowCounters()
+      : new DatabaseWindowCounters(database.db, database.engine);
   const windowCounters: WindowCounterStore = config.redisUrl
     ? new (await import('./storage/redis-window-counters.ts')).RedisWindowCounters(
         config.redisUrl,
         config.redisKeyPrefix,
+        { fallback: local() },
       )
-    : database.engine === 'sqlite'
-      ? new MemoryWindowCounters()
-      : new DatabaseWindowCounters(database.db, database.engine);
+    : local();
   const corpus = openCorpusIndex(database, { dir: config.research.indexDir });
   const deps: Deps = {
     config,

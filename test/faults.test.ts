@@ -562,7 +562,7 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
   assert.equal(log.match(/Redis is back/g)?.length ?? 0, 1, log);
 });
 
-test('with Redis away the per-minute limits hold in process memory, and move back when it returns', {
+test('with Redis away the per-minute limits hold in process memory on the embedded engine, and move back when it returns', {
   skip: redisServer || process.env.REQUIRE_REDIS ? false : 'redis-server is not installed',
   timeout: 60_000,
 }, async () => {

@@ -15,7 +15,7 @@ import {
   MemoryWindowCounters,
   type WindowCounterStore,
 } from '../src/storage/window-counters.ts';
-import { startTestApp } from './support/app.ts';
+import { closedPort, startTestApp } from './support/app.ts';
 import { engines, freshDatabase } from './support/databases.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -148,6 +148,12 @@ async function sharedLimit(
     const statuses = (await Promise.all(calls)).map((r) => r.status);
     assert.equal(statuses.filter((s) => s === 200).length, 10, statuses.join(','));
     assert.equal(statuses.filter((s) => s === 429).length, 6);
+    const rows = await first.deps.db
+      .selectFrom('counters')
+      .select(['key', 'count'])
+      .where('key', 'like', 'anonymous:%')
+      .execute();
+    return { databaseCount: rows.reduce((sum, row) => sum + Number(row.count), 0) };
   } finally {
     await first.close();
     await second.close();
@@ -157,16 +163,25 @@ async function sharedLimit(
 
 describe('several instances behave like one', () => {
   const postgres = engines.find((e) => e.name === 'postgres')!;
-  test(
-    'two instances on one PostgreSQL share the per-minute limit through the database',
-    { skip: postgres.skip },
-    () => sharedLimit({}, 'postgres'),
-  );
-  test(
-    'two instances on one PostgreSQL share the per-minute limit through Redis',
-    { skip: postgres.skip || redisSkip },
-    () => sharedLimit({ redisUrl, redisKeyPrefix: `test-${randomBytes(4).toString('hex')}` }, 'postgres'),
-  );
+  test('two instances on one PostgreSQL share the per-minute limit through the database', {
+    skip: postgres.skip,
+  }, async () => {
+    assert.equal((await sharedLimit({}, 'postgres')).databaseCount, 16);
+  });
+  test('two instances on one PostgreSQL share the per-minute limit through Redis', {
+    skip: postgres.skip || redisSkip,
+  }, async () => {
+    const prefix = `test-${randomBytes(4).toString('hex')}`;
+    const counted = await sharedLimit({ redisUrl, redisKeyPrefix: prefix }, 'postgres');
+    assert.equal(counted.databaseCount, 0, 'Redis counted them all');
+  });
+  test('two instances on one PostgreSQL share the per-minute limit through the database while Redis is away', {
+    skip: postgres.skip,
+  }, async () => {
+    const counted = await sharedLimit({ redisUrl: `redis://127.0.0.1:${await closedPort()}` }, 'postgres');
+    // Counted in the database's table, the one the instances share without Redis.
+    assert.equal(counted.databaseCount, 16);
+  });
 });
 
 for (const engine of engines) {

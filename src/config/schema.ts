@@ -128,7 +128,8 @@ export const CONFIG_SCHEMA = {
     accepts: 'URL',
     description:
       'Keep per-minute rate counters in Redis (shared by every instance). While Redis is unreachable ' +
-      'each instance counts them in its own memory; nothing fails. See [deployment](deployment.md).',
+      'they are counted in the database, as without Redis (in memory on the embedded engine); nothing ' +
+      'fails for it. See [deployment](deployment.md).',
   }),
   redisKeyPrefix: text({
     env: 'REDIS_KEY_PREFIX',

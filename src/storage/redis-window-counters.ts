@@ -12,17 +12,17 @@ import {
  * Shared by every instance; INCR is atomic, and the key expires with its window.
  *
  * Redis is optional for correctness, so its outage must not fail requests: the client fails fast (no
- * offline queue, one retry, short connect and command timeouts) and while Redis is away each instance
- * counts its per-minute windows in its own memory (MemoryWindowCounters), so a limit holds per
- * instance instead of across them. One warn line marks the start of an outage and one info line its
- * end; the client keeps reconnecting in the background and the counters move back to Redis when it
- * answers again.
+ * offline queue, one retry, short connect and command timeouts) and while Redis is away the windows
+ * are counted by `fallback`: on PostgreSQL the database's shared table (DatabaseWindowCounters), so
+ * a limit still holds across instances; on the embedded engine, whose one process is the whole
+ * service, its memory. One warn line marks the start of an outage and one its end; the client keeps
+ * reconnecting in the background and the counters move back to Redis when it answers again.
  */
 export class RedisWindowCounters implements WindowCounterStore {
   private readonly prefix: string;
   readonly kind = 'redis';
   private readonly client: Redis;
-  private readonly fallback = new MemoryWindowCounters();
+  private readonly fallback: WindowCounterStore;
   private outageSince: number | undefined;
   private closing = false;
   /** Settles when the first connection attempt has succeeded or failed: until then a hit waits for it. */
@@ -32,9 +32,10 @@ export class RedisWindowCounters implements WindowCounterStore {
   constructor(
     url: string,
     prefix: string,
-    options: { connectTimeoutMs?: number; commandTimeoutMs?: number } = {},
+    options: { connectTimeoutMs?: number; commandTimeoutMs?: number; fallback?: WindowCounterStore } = {},
   ) {
     this.prefix = prefix;
+    this.fallback = options.fallback ?? new MemoryWindowCounters();
     this.client = new Redis(url, {
       enableAutoPipelining: true,
       enableOfflineQueue: false,
@@ -102,7 +103,7 @@ export class RedisWindowCounters implements WindowCounterStore {
     }
   }
 
-  private fail(key: string, expiresAt: number, now: number, error: unknown): number {
+  private fail(key: string, expiresAt: number, now: number, error: unknown): number | Promise<number> {
     this.markDown((error as Error | undefined)?.message ?? `connection ${this.client.status}`);
     return this.fallback.hit(key, expiresAt, now);
   }
@@ -110,9 +111,10 @@ export class RedisWindowCounters implements WindowCounterStore {
   private markDown(cause: string): void {
     if (this.outageSince !== undefined) return;
     this.outageSince = Date.now();
+    const where = this.fallback.kind === 'database' ? 'in the database' : 'in this process';
     this.log.warn(
       { cause },
-      'Redis unavailable: per-minute rate limits are counted in this process until it is back',
+      `Redis unavailable: per-minute rate limits are counted ${where} until it is back`,
     );
   }
 
