@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { MS } from '../src/clock.ts';
 import { a2aClient } from './support/a2a.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
@@ -38,6 +39,61 @@ for (const engine of engines) {
       assert.equal(sent.body.result?.task?.status.state, 'TASK_STATE_COMPLETED', sent.text);
       return sent.body.result.task.id;
     }
+
+    test('a task the database refuses to keep: the committed result is answered as a message, not an error', async () => {
+      const ada = await t.member('core');
+      const token = await t.token(ada, ['feedback:submit']);
+      const refuse =
+        engine.name === 'sqlite'
+          ? [
+              "create trigger refuse_tasks before insert on a2a_tasks begin select raise(abort, 'no room for tasks'); end",
+            ]
+          : [
+              "create function refuse_tasks() returns trigger language plpgsql as $$ begin raise exception 'no room for tasks'; end $$",
+              'create trigger refuse_tasks before insert on a2a_tasks for each row execute function refuse_tasks()',
+            ];
+      const allow =
+        engine.name === 'sqlite'
+          ? ['drop trigger refuse_tasks']
+          : ['drop trigger refuse_tasks on a2a_tasks', 'drop function refuse_tasks()'];
+      for (const statement of refuse) await sql.raw(statement).execute(t.deps.db);
+      try {
+        const contextId = randomUUID();
+        const sent = await v1.rpc(
+          'SendMessage',
+          {
+            message: {
+              messageId: randomUUID(),
+              role: 'ROLE_USER',
+              contextId,
+              parts: [{ data: { capability: 'ic_feedback_submit', arguments: { message: 'kept or not' } } }],
+            },
+          },
+          token,
+        );
+        assert.equal(sent.status, 200, sent.text);
+        assert.equal(sent.body.error, undefined, sent.text);
+        const reply = sent.body.result.message;
+        assert.equal(reply.role, 'ROLE_AGENT');
+        assert.equal(reply.contextId, contextId);
+        assert.equal(reply.taskId, undefined);
+        const result = reply.parts[0].data;
+        assert.equal(result.ok, true);
+        // The feedback is stored once, and no task row is.
+        const stored = await t.deps.db
+          .selectFrom('feedback')
+          .select(['ticket_id', 'message', 'member_id'])
+          .where('ticket_id', '=', result.ticket_id)
+          .execute();
+        assert.deepEqual(
+          stored.map((row) => [row.message, row.member_id]),
+          [['kept or not', ada.id]],
+        );
+        assert.deepEqual(await kept(ada.id), []);
+      } finally {
+        for (const statement of allow) await sql.raw(statement).execute(t.deps.db);
+      }
+    });
 
     test('ListTasks: the caller’s tasks only, newest first, by cursor, filtered by context', async () => {
       const ada = await t.member('core');

@@ -9,7 +9,7 @@ import { a2aError, errorData, failureOf, invalidParams, RPC, RpcFailure, rpcCode
 import { keepTask, TASK_METHODS_0_3, TASK_METHODS_1_0 } from './a2a-tasks.ts';
 import { readText, type SkillCall } from './a2a-text.ts';
 import type { A2aVersion } from './a2a-version.ts';
-import { readParts, renderMessage, renderTask, sendResult } from './a2a-wire.ts';
+import { readParts, renderMessage, renderTask, sendResult, type TaskView } from './a2a-wire.ts';
 
 export type { CallTemplate, MethodContext } from './a2a-context.ts';
 export { type RpcError, RpcFailure } from './a2a-errors.ts';
@@ -110,7 +110,19 @@ async function sendMessage(context: MethodContext, version: A2aVersion, params: 
     skillCall = reading.call;
   }
   const { op, body } = await runCapability(context, skillCall);
-  const task = await keepTask(context, { contextId, capability: op.mcpTool, result: body });
+  let task: TaskView;
+  try {
+    task = await keepTask(context, { contextId, capability: op.mcpTool, result: body });
+  } catch (error) {
+    // The operation has run and its effect is committed: an error here would tell the agent it
+    // failed and invite a retry that runs it twice. Its result goes back as a Message instead (no
+    // task to fetch later), and the failure to keep the task is logged.
+    context.call.log?.error(
+      { err: error, requestId: context.call.requestId, capability: op.mcpTool },
+      'A2A task not kept; its result is answered as a message',
+    );
+    return sendResult(version, 'message', renderMessage(version, { contextId, data: body }));
+  }
   return sendResult(version, 'task', renderTask(version, task));
 }
 
