@@ -39,7 +39,6 @@ export function cpuTimes(pid: number): { user: number; system: number } {
 
 const PINNED = availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
 
-/** Moves this process (autocannon's) to core 1 when cores can be pinned. */
 /** The machine's CPU time so far, in clock ticks: all of it, and what the hypervisor took (steal). */
 export function machineTicks(): { total: number; stolen: number } {
   try {
@@ -57,6 +56,7 @@ export function stolenShare(before: { total: number; stolen: number }): number {
   return total > 0 ? (after.stolen - before.stolen) / total : 0;
 }
 
+/** Moves this process (autocannon's) to core 1 when cores can be pinned. */
 export function pinLoadGenerator(): boolean {
   if (!PINNED) return false;
   return spawnSync('taskset', ['-a', '-cp', '1', String(process.pid)]).status === 0;

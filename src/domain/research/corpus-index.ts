@@ -212,8 +212,9 @@ const COPY_DDL = [
 /**
  * A local SQLite copy of the passages, brought up to date from PostgreSQL document by document. In
  * RESEARCH_INDEX_DIR it outlives the process (the next start copies only what changed); otherwise it
- * lives in a temporary directory removed at close (or by a later start, if the process died first). Opened at the first build (an instance's start-up
- * warm-up or its first search), so a process that never builds, such as the CLI, makes no directory.
+ * lives in a temporary directory removed at close (or by a later start, if the process died first).
+ * Opened at the first build (an instance's start-up warm-up or its first search), so a process that
+ * never builds, such as the CLI, makes no directory.
  */
 class PostgresCorpusCopy implements PassageStore {
   private readonly keptDir: string | undefined;
