@@ -183,10 +183,10 @@ export function postgresWritesSummary(writes: PostgresWrites): string {
  */
 function machineCeiling(writes: PostgresWrites): string {
   if (writes.postgresCpuPerWrite === undefined) return '';
-  const answered = writes.instances.reduce((sum, row) => sum + row.requestsPerSecond, 0);
+  // The instances' CPU per write, each weighted by the writes it answered (their sum is `total`).
   const instanceCpu = Math.round(
     writes.instances.reduce((sum, row) => sum + (row.cpuPerRequest ?? 0) * row.requestsPerSecond, 0) /
-      Math.max(1, answered),
+      Math.max(1, writes.total),
   );
   const perWrite = instanceCpu + writes.postgresCpuPerWrite + writes.loadCpuPerWrite;
   // All of the machine's cores (the bench pins itself to one: availableParallelism would say 1).

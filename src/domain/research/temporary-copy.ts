@@ -46,7 +46,6 @@ export function removeAbandonedCopies(parent: string): string[] {
     return removed;
   }
   for (const entry of entries) {
-    if (!entry.startsWith(PREFIX)) continue;
     const match = NAME.exec(entry);
     if (!match || match[1] !== host) continue;
     const pid = Number(match[2]);
