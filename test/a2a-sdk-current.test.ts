@@ -8,7 +8,7 @@ import {
   JsonRpcTaskNotFoundError,
   JsonRpcTransportError,
 } from '@a2a-js/sdk/errors';
-import { errorBody, freshStory, refusals, storedStory } from './support/a2a.ts';
+import { errorBody, freshStory, refusals, refuseTaskRows, storedStory } from './support/a2a.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 
@@ -62,6 +62,33 @@ for (const engine of engines) {
       assert.equal(card.supportedInterfaces[0].protocolVersion, '1.0');
       assert.equal(card.capabilities?.streaming, false);
       assert.ok(card.skills.some((s) => s.id === 'ic_highlights_submit'));
+    });
+
+    test('a result whose task cannot be kept arrives as a Message the SDK reads', async () => {
+      const member = await t.member('core');
+      const token = await t.token(member, ['feedback:submit']);
+      const allow = await refuseTaskRows(t);
+      try {
+        const answer = await client.sendMessage(
+          call('ic_feedback_submit', { message: 'read by the SDK' }),
+          bearer(token),
+        );
+        assert.ok('messageId' in answer && !('status' in answer), JSON.stringify(answer));
+        assert.equal(answer.role, Role.ROLE_AGENT);
+        assert.equal(answer.taskId, '');
+        const content = answer.parts[0].content;
+        assert.equal(content?.$case, 'data');
+        const body = content.value as Record<string, any>;
+        assert.equal(body.ok, true);
+        const stored = await t.deps.db
+          .selectFrom('feedback')
+          .select(['message', 'member_id'])
+          .where('ticket_id', '=', body.ticket_id)
+          .execute();
+        assert.deepEqual(stored, [{ message: 'read by the SDK', member_id: member.id }]);
+      } finally {
+        await allow();
+      }
     });
 
     test('a public skill, a bearer skill, then GetTask and ListTasks of the result', async () => {

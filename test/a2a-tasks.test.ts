@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
 import { MS } from '../src/clock.ts';
-import { a2aClient } from './support/a2a.ts';
+import { a2aClient, refuseTaskRows } from './support/a2a.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 
@@ -43,20 +42,7 @@ for (const engine of engines) {
     test('a task the database refuses to keep: the committed result is answered as a message, not an error', async () => {
       const ada = await t.member('core');
       const token = await t.token(ada, ['feedback:submit']);
-      const refuse =
-        engine.name === 'sqlite'
-          ? [
-              "create trigger refuse_tasks before insert on a2a_tasks begin select raise(abort, 'no room for tasks'); end",
-            ]
-          : [
-              "create function refuse_tasks() returns trigger language plpgsql as $$ begin raise exception 'no room for tasks'; end $$",
-              'create trigger refuse_tasks before insert on a2a_tasks for each row execute function refuse_tasks()',
-            ];
-      const allow =
-        engine.name === 'sqlite'
-          ? ['drop trigger refuse_tasks']
-          : ['drop trigger refuse_tasks on a2a_tasks', 'drop function refuse_tasks()'];
-      for (const statement of refuse) await sql.raw(statement).execute(t.deps.db);
+      const allow = await refuseTaskRows(t);
       try {
         const contextId = randomUUID();
         const sent = await v1.rpc(
@@ -91,7 +77,7 @@ for (const engine of engines) {
         );
         assert.deepEqual(await kept(ada.id), []);
       } finally {
-        for (const statement of allow) await sql.raw(statement).execute(t.deps.db);
+        await allow();
       }
     });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { setMemberTier } from '../../src/domain/members/members.ts';
 import type { TestApp } from './app.ts';
 
@@ -95,4 +96,27 @@ export async function refusals(
 
 export async function storedStory(t: TestApp, id: string) {
   return t.deps.db.selectFrom('highlights').select('id').where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Makes the database refuse every new A2A task row (a trigger, as a full disk or a constraint
+ * would), so a call's task cannot be kept after its operation committed; returns the undo.
+ */
+export async function refuseTaskRows(t: TestApp): Promise<() => Promise<void>> {
+  const sqlite = t.deps.database.engine === 'sqlite';
+  const refuse = sqlite
+    ? [
+        "create trigger refuse_tasks before insert on a2a_tasks begin select raise(abort, 'no room for tasks'); end",
+      ]
+    : [
+        "create function refuse_tasks() returns trigger language plpgsql as $$ begin raise exception 'no room for tasks'; end $$",
+        'create trigger refuse_tasks before insert on a2a_tasks for each row execute function refuse_tasks()',
+      ];
+  const allow = sqlite
+    ? ['drop trigger refuse_tasks']
+    : ['drop trigger refuse_tasks on a2a_tasks', 'drop function refuse_tasks()'];
+  for (const statement of refuse) await sql.raw(statement).execute(t.deps.db);
+  return async () => {
+    for (const statement of allow) await sql.raw(statement).execute(t.deps.db);
+  };
 }
