@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { toApiError } from '../src/core/errors.ts';
 import { type Database, openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
 import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
@@ -280,6 +281,38 @@ for (const engine of engines) {
         } finally {
           await other.close();
         }
+      });
+
+    if (engine.name === 'postgres')
+      test('a unit that keeps losing races is answered 503 after three batches; the rest of its batch commits', {
+        timeout: 15_000,
+      }, async () => {
+        const batching = { writes: new WriteBatcher(database, { unbatchedPerLane: 0 }) };
+        for (const key of ['race-before', 'race-after']) await insert(key)(database.db as never);
+        let attempts = 0;
+        const alwaysLoses = async (trx: Parameters<Parameters<typeof transact>[1]>[0]) => {
+          attempts++;
+          await sql`do $$ begin raise exception 'lost again' using errcode = '40001'; end $$`.execute(trx);
+        };
+        const results = await Promise.allSettled([
+          inLane('member:racing', () => transact(batching, bump('race-before'))),
+          inLane('member:racing', () => transact(batching, alwaysLoses)),
+          inLane('member:racing', () => transact(batching, bump('race-after'))),
+        ]);
+        assert.deepEqual(
+          results.map((result) => result.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        );
+        const refused = (results[1] as PromiseRejectedResult).reason as { code?: string };
+        assert.equal(refused.code, '40001');
+        assert.equal(attempts, 3);
+        const answer = toApiError(refused);
+        assert.equal(answer.status, 503);
+        assert.equal(answer.body().error, 'service_unavailable');
+        assert.equal(answer.headers()['retry-after'], '2');
+        // Each neighbour committed once: the batches before the refusal did not run them twice.
+        assert.deepEqual(await counter('race-before'), { count: 2 });
+        assert.deepEqual(await counter('race-after'), { count: 2 });
       });
   });
 }

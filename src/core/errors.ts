@@ -89,7 +89,10 @@ export class ApiError extends Error {
 /** Seconds a 503 asks the caller to wait: a restarting database or cache is usually back within that. */
 export const UNAVAILABLE_RETRY_SECONDS = 2;
 
-/** SQLSTATE classes and codes that say the database is away, not that the request is wrong. */
+/**
+ * SQLSTATE codes that say the database is away, or that the transaction lost a lock cycle or a
+ * serialization race (docs/errors.md): not that the request is wrong, and it may succeed repeated.
+ */
 const UNAVAILABLE_SQLSTATES = new Set([
   '57P01', // admin_shutdown: terminating connection due to administrator command
   '57P02', // crash_shutdown
@@ -97,6 +100,8 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '57014', // query_canceled: the statement timeout fired
   '53300', // too_many_connections
   '55P03', // lock_not_available (lock timeout)
+  '40P01', // deadlock_detected: this transaction was chosen to end a lock cycle
+  '40001', // serialization_failure
 ]);
 const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
@@ -120,7 +125,7 @@ const UNAVAILABLE_MESSAGES = [
 /**
  * True when the error says a part the service stands on (PostgreSQL, Redis) is unreachable or
  * restarting, so the request may succeed if repeated shortly: connection refused or reset, the
- * server's shutdown codes, the pool's acquire timeout, a statement or query timeout.
+ * server's shutdown codes, the pool's acquire timeout, a statement or query timeout, a deadlock.
  */
 export function isDependencyUnavailable(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;

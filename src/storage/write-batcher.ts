@@ -9,6 +9,8 @@ interface Queued {
   unit: WriteUnit<unknown>;
   resolve(value: unknown): void;
   reject(error: unknown): void;
+  /** How many of its batches this unit lost a lock cycle or a serialization race in. */
+  lostRaces?: number;
 }
 
 /** A lane's units waiting for a transaction, and how many of its transactions are under way. */
@@ -18,6 +20,12 @@ interface Lane {
 }
 
 const MAX_BATCH = 256;
+
+/**
+ * A unit that lost this many races is answered with the last one's error (a 503: worth repeating)
+ * instead of waiting for another batch, so no unit can go round for ever.
+ */
+const MAX_LOST_RACES = 3;
 
 /** On PostgreSQL, a lane's transactions under way at once before its next units wait and batch. */
 const UNBATCHED_PER_LANE = 2;
@@ -51,7 +59,7 @@ const LOST_RACE = new Set(['40P01', '40001']);
  * a lock cycle with another transaction, PostgreSQL fails one statement (deadlock, 40P01, after
  * deadlock_timeout). That unit (or one that lost a serialization race, 40001) is rolled back to its
  * savepoint, the batch commits what it did (freeing its rows), and that unit and the rest of the
- * batch wait for the lane's next one.
+ * batch wait for the lane's next one; a unit that loses MAX_LOST_RACES times gets the error.
  */
 export class WriteBatcher {
   private readonly database: Database;
@@ -133,7 +141,9 @@ export class WriteBatcher {
           } catch (error) {
             await sql`rollback to write_unit`.execute(trx);
             await sql`release write_unit`.execute(trx);
-            if (!LOST_RACE.has((error as { code?: string }).code ?? '')) {
+            const lost = LOST_RACE.has((error as { code?: string }).code ?? '');
+            if (lost) item.lostRaces = (item.lostRaces ?? 0) + 1;
+            if (!lost || (item.lostRaces ?? 0) >= MAX_LOST_RACES) {
               settled.push(() => item.reject(error));
               continue;
             }
