@@ -83,6 +83,13 @@ for (const engine of engines) {
         assert.equal(preflight.status, 204, endpoint);
         assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
       }
+      // The metadata is open to any origin; the consent page and the API's own paths are not.
+      assert.equal(response.headers.get('access-control-allow-origin'), '*');
+      for (const path of ['/oauth/authorize', '/oauth/tokens', '/api/events/upcoming', '/oauth']) {
+        const other = await fetch(`${t.baseUrl}${path}`, { headers: { origin: 'http://localhost:6274' } });
+        await other.arrayBuffer();
+        assert.equal(other.headers.get('access-control-allow-origin'), null, path);
+      }
     });
 
     test('MCP: a revoked or unknown token gets 401 and the challenge at initialize and at every later request', async () => {
