@@ -3,6 +3,7 @@
 // REQUIRE_REDIS=1 (set by .ci/run) make an absent server a failure instead of a skip.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import module from 'node:module';
 import { connect } from 'node:net';
 import { basename, join } from 'node:path';
 import { assertSupportedNode } from '../bin/supported-node.js';
@@ -74,15 +75,21 @@ const rank = (path) => {
 const files = process.argv.slice(2).length
   ? process.argv.slice(2)
   : testFiles('test').sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+// Where Node strips types itself (22.18+, 24, 26) the service's sources load pre-stripped, as the
+// CLI loads them; tsx only where it cannot (22.13 to 22.17).
+const loader =
+  process.features.typescript && typeof module.registerHooks === 'function'
+    ? './test/support/stripped-sources.mjs'
+    : 'tsx';
 const child = spawn(
   process.execPath,
   [
     '--import',
-    'tsx',
+    loader,
     '--import',
     './test/support/no-network.ts',
     '--test',
-    '--test-concurrency=2',
+    `--test-concurrency=${process.env.TEST_CONCURRENCY || 2}`,
     '--test-reporter=spec',
     ...files,
   ],
