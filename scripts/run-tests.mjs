@@ -89,7 +89,7 @@ const child = spawn(
     '--import',
     './test/support/no-network.ts',
     '--test',
-    `--test-concurrency=${process.env.TEST_CONCURRENCY || 2}`,
+    '--test-concurrency=2',
     '--test-reporter=spec',
     ...files,
   ],

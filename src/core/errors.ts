@@ -91,7 +91,7 @@ export const UNAVAILABLE_RETRY_SECONDS = 2;
 
 /**
  * SQLSTATE codes that say the database is away, or that the transaction lost a lock cycle or a
- * serialization race (docs/errors.md): not that the request is wrong, and it may succeed repeated.
+ * serialization race (docs/api.md, errors): not that the request is wrong, and it may succeed repeated.
  */
 const UNAVAILABLE_SQLSTATES = new Set([
   '57P01', // admin_shutdown: terminating connection due to administrator command
