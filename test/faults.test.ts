@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { toApiError } from '../src/core/errors.ts';
+import { isContention, isDependencyUnavailable, toApiError } from '../src/core/errors.ts';
 import { closedPort, freePort } from './support/app.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 import { clearOfMinuteEnd } from './support/wait.ts';
@@ -659,5 +659,27 @@ test('the one error mapping: a database that is away is 503 service_unavailable,
     'a string',
   ]) {
     assert.equal(toApiError(error).status, 500, String(error));
+  }
+});
+
+test('a transaction that lost to concurrent writes is 503 service_unavailable saying so, not that the database is away', () => {
+  for (const [code, message] of [
+    ['40P01', 'deadlock detected'],
+    ['40001', 'could not serialize access due to concurrent update'],
+    ['55P03', 'canceling statement due to lock timeout'],
+  ]) {
+    const error = Object.assign(new Error(message), { code });
+    assert.equal(isContention(error), true, code);
+    assert.equal(isDependencyUnavailable(error), false, code);
+    const mapped = toApiError(error);
+    assert.equal(mapped.status, 503, code);
+    assert.deepEqual(mapped.body('r2'), {
+      error: 'service_unavailable',
+      error_kind: 'unavailable',
+      message: 'The request lost a race with concurrent writes and was rolled back; retry shortly.',
+      retry_after_seconds: 2,
+      request_id: 'r2',
+    });
+    assert.deepEqual(mapped.headers(), { 'retry-after': '2' });
   }
 });

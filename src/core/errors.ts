@@ -89,19 +89,22 @@ export class ApiError extends Error {
 /** Seconds a 503 asks the caller to wait: a restarting database or cache is usually back within that. */
 export const UNAVAILABLE_RETRY_SECONDS = 2;
 
-/**
- * SQLSTATE codes that say the database is away, or that the transaction lost a lock cycle or a
- * serialization race (docs/api.md, errors): not that the request is wrong, and it may succeed repeated.
- */
+/** SQLSTATE codes that say the database is away or cannot take the statement now. */
 const UNAVAILABLE_SQLSTATES = new Set([
   '57P01', // admin_shutdown: terminating connection due to administrator command
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now: the database system is starting up / shutting down
   '57014', // query_canceled: the statement timeout fired
   '53300', // too_many_connections
-  '55P03', // lock_not_available (lock timeout)
+]);
+/**
+ * SQLSTATE codes that say the transaction lost to concurrent writes and was rolled back: the
+ * database is up, the request is not wrong, and it may succeed repeated (docs/api.md, errors).
+ */
+const CONTENTION_SQLSTATES = new Set([
   '40P01', // deadlock_detected: this transaction was chosen to end a lock cycle
   '40001', // serialization_failure
+  '55P03', // lock_not_available: a lock wait ran past lock_timeout
 ]);
 const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
@@ -125,7 +128,7 @@ const UNAVAILABLE_MESSAGES = [
 /**
  * True when the error says a part the service stands on (PostgreSQL, Redis) is unreachable or
  * restarting, so the request may succeed if repeated shortly: connection refused or reset, the
- * server's shutdown codes, the pool's acquire timeout, a statement or query timeout, a deadlock.
+ * server's shutdown codes, the pool's acquire timeout, a statement or query timeout.
  */
 export function isDependencyUnavailable(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
@@ -140,13 +143,27 @@ export function isDependencyUnavailable(error: unknown): boolean {
   return Array.isArray(inner) && inner.some(isDependencyUnavailable);
 }
 
+/** True when the transaction lost a lock cycle, a serialization race or a lock wait to other writes. */
+export function isContention(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' && CONTENTION_SQLSTATES.has(code);
+}
+
+/** Either of the two failures above: nothing is wrong with the request, and repeated it may succeed. */
+export function isTransientFailure(error: unknown): boolean {
+  return isDependencyUnavailable(error) || isContention(error);
+}
+
 /**
- * The one place a thrown value becomes an answer: an ApiError as it is, a dependency that is away as
- * 503 service_unavailable (with Retry-After), anything else as 500.
+ * The one place a thrown value becomes an answer: an ApiError as it is, a dependency that is away
+ * or a write that lost to concurrent ones as 503 service_unavailable (with Retry-After), each with
+ * its own message, anything else as 500.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isDependencyUnavailable(error)) return errors.unavailable();
+  if (isContention(error)) return errors.contended();
   return errors.internal();
 }
 
@@ -165,6 +182,12 @@ export const errors = {
   unavailable: () =>
     new ApiError(503, 'service_unavailable', 'unavailable', {
       message: 'The service cannot reach its database right now; retry shortly.',
+      retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+    }),
+  /** The request's transaction lost to concurrent writes and was rolled back; the caller may retry. */
+  contended: () =>
+    new ApiError(503, 'service_unavailable', 'unavailable', {
+      message: 'The request lost a race with concurrent writes and was rolled back; retry shortly.',
       retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
     }),
   /** A 5xx never says what went wrong inside; the request id ties it to the log line. */

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errors, isDependencyUnavailable } from '../core/errors.ts';
+import { ApiError, errors, toApiError } from '../core/errors.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { bearerChallenge } from '../http/bearer-challenge.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
@@ -167,8 +167,7 @@ function translateFrameworkError(error: Error & { code?: string; statusCode?: nu
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500)
     return new ApiError(status, 'bad_request', 'validation', { message: error.message });
-  if (isDependencyUnavailable(error)) return errors.unavailable();
-  return errors.internal();
+  return toApiError(error);
 }
 
 export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {

@@ -1,5 +1,5 @@
 import { MS } from '../clock.ts';
-import { isDependencyUnavailable } from '../core/errors.ts';
+import { isContention, isDependencyUnavailable } from '../core/errors.ts';
 import { refreshEvents } from '../domain/events/feed.ts';
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
 import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts';
@@ -30,6 +30,12 @@ export function startScheduler(
   const failedInPass = new Set<string>();
   const onError = (job: string, item?: string) => (error: unknown) => {
     if (item) failedInPass.add(job);
+    // Not an outage: the database is up, and the job's next pass repeats what was rolled back.
+    if (isContention(error))
+      return log.warn(
+        { job: item ? `${job} ${item}` : job, cause: (error as Error).message },
+        'background job lost to concurrent writes; its next pass repeats it',
+      );
     if (!isDependencyUnavailable(error))
       return log.warn({ err: error, job: item ? `${job} ${item}` : job }, 'background job failed');
     if (waiting.has(job)) return;

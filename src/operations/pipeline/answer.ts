@@ -1,4 +1,4 @@
-import type { ApiError } from '../../core/errors.ts';
+import { type ApiError, isContention } from '../../core/errors.ts';
 import type { FaultLog } from './idempotency.ts';
 
 export interface CallResult {
@@ -23,26 +23,34 @@ export function renderError(
   };
 }
 
-let unavailableLoggedAt = 0;
-let unavailableSuppressed = 0;
+/** One warn line per 10 s for each kind of transient failure, with how many were left out. */
+const throttles = {
+  unavailable: { loggedAt: 0, suppressed: 0, message: 'database unavailable: answering 503' },
+  contention: {
+    loggedAt: 0,
+    suppressed: 0,
+    message: 'lost to concurrent writes and rolled back: answering 503',
+  },
+};
 
 /**
- * While the database is away every request fails the same way: one warn line per 10 s (with how many
- * were left out) says so without flooding the log.
+ * A 503 said in the log without flooding it: while the database is away every request fails the
+ * same way, and a storm of writes on the same rows can lose many lock races at once.
  */
 export function logUnavailable(log: FaultLog | undefined, error: unknown): void {
+  const throttle = isContention(error) ? throttles.contention : throttles.unavailable;
   const now = Date.now();
-  if (now - unavailableLoggedAt < 10_000) {
-    unavailableSuppressed++;
+  if (now - throttle.loggedAt < 10_000) {
+    throttle.suppressed++;
     return;
   }
   const details = {
     cause: (error as { message?: string })?.message,
     code: (error as { code?: string })?.code,
-    suppressed: unavailableSuppressed,
+    suppressed: throttle.suppressed,
   };
-  unavailableLoggedAt = now;
-  unavailableSuppressed = 0;
-  if (log?.warn) log.warn(details, 'database unavailable: answering 503');
-  else log?.error(details, 'database unavailable: answering 503');
+  throttle.loggedAt = now;
+  throttle.suppressed = 0;
+  if (log?.warn) log.warn(details, throttle.message);
+  else log?.error(details, throttle.message);
 }

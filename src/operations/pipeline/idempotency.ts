@@ -1,5 +1,5 @@
 import { MS } from '../../clock.ts';
-import { ApiError, isDependencyUnavailable } from '../../core/errors.ts';
+import { ApiError, isTransientFailure } from '../../core/errors.ts';
 import { idempotencyConflicts, idempotencyReplays } from '../../core/metrics.ts';
 import { sha256 } from '../../secrets.ts';
 import type { Executor } from '../../storage/schema.ts';
@@ -188,11 +188,11 @@ export async function completeOrRetry(
   try {
     await completeIdempotencyKey(db, keyHash, response);
   } catch (error) {
-    if (!isDependencyUnavailable(error)) throw error;
+    if (!isTransientFailure(error)) throw error;
     let attempts = 0;
     const retry = () => {
       completeIdempotencyKey(db, keyHash, response).catch((again) => {
-        if (++attempts < 300 && isDependencyUnavailable(again)) setTimeout(retry, 1000).unref();
+        if (++attempts < 300 && isTransientFailure(again)) setTimeout(retry, 1000).unref();
         else log?.error({ err: again }, 'idempotency record lost');
       });
     };
