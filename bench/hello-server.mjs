@@ -1,6 +1,7 @@
 // Baseline: the smallest useful node:http JSON server.
 // Its /upcoming and /setup-check paths send (f)'s and (b)'s answers and headers, already serialized:
-// the floor of node:http alone for those answers.
+// the floor of node:http alone for those answers. /setup-check?work=N sends (b)'s answer after N µs
+// of busy work (bench/work-calibration.ts).
 import { createServer } from 'node:http';
 import { headers, setupCheck, upcoming, upcomingHeaders } from './floor-payloads.mjs';
 
@@ -16,7 +17,18 @@ const setupCheckReply = {
   'content-type': 'application/json; charset=utf-8',
   'content-length': Buffer.byteLength(setupCheckBody),
 };
+/** Spends `micros` of CPU, as a request's own work would (bench/work-calibration.ts). */
+function busyWait(micros) {
+  const until = performance.now() + micros / 1000;
+  while (performance.now() < until);
+}
 const server = createServer((request, response) => {
+  if (request.url.startsWith('/setup-check?work=')) {
+    busyWait(Number(request.url.slice('/setup-check?work='.length)));
+    response.writeHead(200, setupCheckReply);
+    response.end(setupCheckBody);
+    return;
+  }
   if (request.url === '/upcoming') {
     response.writeHead(200, upcomingReply);
     response.end(upcoming);

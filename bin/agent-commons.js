@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import module from 'node:module';
 import { useStrippedSources } from './stripped-sources.js';
 // Runs the TypeScript sources directly, so a fresh clone needs no build step: stripped of their types
 // ahead of loading (stripped-sources.js), or by Node's own type stripping where that cannot be used
@@ -14,3 +15,6 @@ if (process.features.typescript) {
   register();
 }
 await import('../src/main.ts');
+// Where NODE_COMPILE_CACHE names a directory (the test runner sets one), what start-up compiled is kept
+// now: a server ends by a signal, and Node writes its compile cache only at a normal exit.
+module.flushCompileCache?.();

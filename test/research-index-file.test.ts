@@ -227,12 +227,15 @@ describe('a server killed with -9 (postgres)', { skip: postgres.skip }, () => {
     const database = await freshDatabase('postgres');
     const temporary = tempDir();
     const copies = () => readdirSync(temporary).filter((name) => name.startsWith('agent-commons-corpus-'));
-    /** The one copy a server made (its start-up build makes it), once there. */
+    /**
+     * The one copy a server made (its start-up build makes it), once its database file is there: the
+     * directory is made first and the file in it after, so a slow machine can be seen between the two.
+     */
     const copyOf = async (server: ServerProcess) => {
       const deadline = Date.now() + 20_000;
       for (;;) {
         const mine = copies().filter((name) => name.includes(`-${server.child.pid}-`));
-        if (mine.length === 1) return mine[0];
+        if (mine.length === 1 && existsSync(join(temporary, mine[0], 'corpus.db'))) return mine[0];
         assert.ok(Date.now() < deadline, `no copy of ${server.child.pid} in ${copies()}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -240,7 +243,6 @@ describe('a server killed with -9 (postgres)', { skip: postgres.skip }, () => {
     try {
       const first = await startServer(database.url, { args: ['--no-seed'], env: { TMPDIR: temporary } });
       const abandoned = await copyOf(first);
-      assert.ok(existsSync(join(temporary, abandoned, 'corpus.db')));
       await first.kill('SIGKILL');
       assert.deepEqual(copies(), [abandoned], 'kill -9 ran no cleanup');
       const second = await startServer(database.url, { args: ['--no-seed'], env: { TMPDIR: temporary } });
