@@ -39,7 +39,7 @@ function testFiles(dir) {
 
 const env = { ...process.env };
 // Every test file's process and every server a test starts compile the same modules: Node's compile
-// cache keeps them between processes (about a third of a core-second less for each; CI's time is
+// cache keeps them between processes (about a quarter of a core-second less for each; CI's time is
 // CPU-bound, docs/development.md "Tests"). Node keeps one cache per version under this directory.
 env.NODE_COMPILE_CACHE ??= join(process.cwd(), '.cache', 'compile-cache');
 

@@ -30,14 +30,14 @@ export function startScheduler(
   const failedInPass = new Set<string>();
   const onError = (job: string, item?: string) => (error: unknown) => {
     if (item) failedInPass.add(job);
+    const what = item ? `${job} ${item}` : job;
     // Not an outage: the database is up, and the job's next pass repeats what was rolled back.
     if (isContention(error))
       return log.warn(
-        { job: item ? `${job} ${item}` : job, cause: (error as Error).message },
+        { job: what, cause: (error as Error).message },
         'background job lost to concurrent writes; its next pass repeats it',
       );
-    if (!isDependencyUnavailable(error))
-      return log.warn({ err: error, job: item ? `${job} ${item}` : job }, 'background job failed');
+    if (!isDependencyUnavailable(error)) return log.warn({ err: error, job: what }, 'background job failed');
     if (waiting.has(job)) return;
     waiting.add(job);
     log.warn({ job, cause: (error as Error).message }, 'background job waits for the database');
