@@ -1,6 +1,8 @@
 // Profiles one row: the server runs with --cpu-prof while autocannon loads it, and the functions
 // with the most self time are printed. BENCH_PROFILE_ROW=setup-check|upcoming|mcp (a bearer
 // tools/call of ic_activity_get_recent, as in bench/surfaces.ts)|write (real highlight writes, as (d)).
+// BENCH_PROFILE_ENGINE=postgres runs the server on a fresh PostgreSQL database (withBenchPostgres)
+// instead of the embedded one.
 // Usage: node bench/profile-row.ts  (writes the .cpuprofile under the OS temp directory)
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,46 +15,55 @@ import {
   mcpToolCall,
   mintBenchToken,
   startProcess,
+  withBenchPostgres,
 } from './support.ts';
 
-const { dir, env: plain } = benchEnvironment('agent-commons-profile-');
-const env = { ...plain, NODE_OPTIONS: `--cpu-prof --cpu-prof-interval=100 --cpu-prof-dir=${dir}` };
+const { dir, env: embedded } = benchEnvironment('agent-commons-profile-');
 const row = process.env.BENCH_PROFILE_ROW ?? 'setup-check';
-cli(['migrate'], { ...env, NODE_OPTIONS: '' });
-const { token } = mintBenchToken(
-  { ...env, NODE_OPTIONS: '' },
-  'profile',
-  row === 'write' ? 'events:submit_recap' : 'read:public,membership:read',
-  false,
-);
-const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
-let sequence = 0;
-const requests: Record<
-  string,
-  {
-    path: string;
-    method?: 'POST';
-    body?: string;
-    headers?: Record<string, string>;
-    requests?: autocannon.Request[];
-  }
-> = {
-  'setup-check': { path: '/api/agent/setup-check', headers: { authorization: `Bearer ${token}` } },
-  upcoming: { path: '/api/events/upcoming' },
-  mcp: { path: '/api/mcp', ...mcpToolCall('', 'ic_activity_get_recent', { limit: 5 }, token) },
-  write: {
-    path: '/api/ingest/highlights/pending',
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    requests: [
-      { setupRequest: (request) => ({ ...request, body: highlightStory(`profile-${++sequence}`) }) },
-    ],
-  },
-};
-const { path, ...request } = requests[row];
-const figures = await load(row, { ...request, url: server.url + path }, server.child.pid);
-console.log(figures);
-await server.stop();
+const engine = process.env.BENCH_PROFILE_ENGINE ?? 'sqlite';
+if (engine !== 'sqlite' && engine !== 'postgres')
+  throw new Error(`BENCH_PROFILE_ENGINE=${engine}: sqlite or postgres`);
+if (engine === 'postgres') await withBenchPostgres((env) => profileServer(env));
+else await profileServer(embedded);
+
+async function profileServer(plain: Record<string, string>) {
+  const env = { ...plain, NODE_OPTIONS: `--cpu-prof --cpu-prof-interval=100 --cpu-prof-dir=${dir}` };
+  cli(['migrate'], { ...env, NODE_OPTIONS: '' });
+  const { token } = mintBenchToken(
+    { ...env, NODE_OPTIONS: '' },
+    'profile',
+    row === 'write' ? 'events:submit_recap' : 'read:public,membership:read',
+    false,
+  );
+  const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
+  let sequence = 0;
+  const requests: Record<
+    string,
+    {
+      path: string;
+      method?: 'POST';
+      body?: string;
+      headers?: Record<string, string>;
+      requests?: autocannon.Request[];
+    }
+  > = {
+    'setup-check': { path: '/api/agent/setup-check', headers: { authorization: `Bearer ${token}` } },
+    upcoming: { path: '/api/events/upcoming' },
+    mcp: { path: '/api/mcp', ...mcpToolCall('', 'ic_activity_get_recent', { limit: 5 }, token) },
+    write: {
+      path: '/api/ingest/highlights/pending',
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      requests: [
+        { setupRequest: (request) => ({ ...request, body: highlightStory(`profile-${++sequence}`) }) },
+      ],
+    },
+  };
+  const { path, ...request } = requests[row];
+  const figures = await load(row, { ...request, url: server.url + path }, server.child.pid);
+  console.log(figures);
+  await server.stop();
+}
 
 type Node = {
   id: number;

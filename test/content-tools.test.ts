@@ -346,10 +346,10 @@ for (const engine of engines) {
   });
 }
 
-test('Atom: a title with <, & and ]]> and control characters round-trips through an XML parser', () => {
+test('Atom: a title with <, & and ]]> and control characters round-trips through an XML parser', async () => {
   const title = 'Cats <&> dogs ]]> <![CDATA[ x ]]> "quoted" \'single\'';
   const url = 'https://x.example.org/newsletter/a?b=1&c=2';
-  const text = atomFeed('https://x.example.org', {
+  const text = await atomFeed('https://x.example.org', {
     updated: new Date(Date.UTC(2026, 0, 2)),
     issues: [
       {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { XMLBuilder } from 'fast-xml-parser';
+import type { XMLBuilder } from 'fast-xml-parser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getIssue, type Issue, recentIssues } from '../domain/content/newsletter.ts';
 import { issueMarkdown, renderMarkdown } from '../domain/content/render.ts';
@@ -20,11 +20,13 @@ export interface Feed {
 }
 
 async function loadFeed(deps: Deps): Promise<Feed> {
-  const issues = (await recentIssues(deps, FEED_ITEMS)).map((issue) => ({
-    ...issue,
-    html: renderMarkdown(issueMarkdown(issue)),
-    url: `${deps.config.publicUrl}/newsletter/${issue.slug}`,
-  }));
+  const issues = await Promise.all(
+    (await recentIssues(deps, FEED_ITEMS)).map(async (issue) => ({
+      ...issue,
+      html: await renderMarkdown(issueMarkdown(issue)),
+      url: `${deps.config.publicUrl}/newsletter/${issue.slug}`,
+    })),
+  );
   const latest = Math.max(0, ...issues.map((issue) => Date.parse(issue.updated_at)));
   // HTTP dates have whole seconds: round down so If-Modified-Since compares equal.
   return { issues, updated: new Date(Math.floor(latest / 1000) * 1000) };
@@ -57,16 +59,27 @@ const ATOM = 'http://www.w3.org/2005/Atom';
 const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 const text = (value: string) => value.replace(NOT_XML, '');
 
-/** Escapes every text and attribute value (`&`, `<`, `>`, quotes), whatever it already holds. */
-const builder = new XMLBuilder({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  format: true,
-  suppressEmptyNode: true,
-});
+let builder: Promise<XMLBuilder> | undefined;
+
+/**
+ * Escapes every text and attribute value (`&`, `<`, `>`, quotes), whatever it already holds. Loaded
+ * at the first Atom feed asked for, like markdown-it: most instances serve no newsletter.
+ */
+function xmlBuilder(): Promise<XMLBuilder> {
+  builder ??= import('fast-xml-parser').then(
+    ({ XMLBuilder }) =>
+      new XMLBuilder({
+        ignoreAttributes: false,
+        attributeNamePrefix: '@',
+        format: true,
+        suppressEmptyNode: true,
+      }),
+  );
+  return builder;
+}
 
 /** Atom 1.0 of the newsletter, built with fast-xml-parser's XMLBuilder. */
-export function atomFeed(base: string, feed: Feed): string {
+export async function atomFeed(base: string, feed: Feed): Promise<string> {
   const self = `${base}/newsletter/feed.xml`;
   const entries = feed.issues.map((issue) => ({
     id: text(issue.url),
@@ -77,7 +90,7 @@ export function atomFeed(base: string, feed: Feed): string {
     ...(issue.summary ? { summary: text(issue.summary) } : {}),
     content: { '@type': 'html', '#text': text(issue.html) },
   }));
-  return builder.build({
+  return (await xmlBuilder()).build({
     '?xml': { '@version': '1.0', '@encoding': 'utf-8' },
     feed: {
       '@xmlns': ATOM,
@@ -130,7 +143,7 @@ export function registerNewsletterFeeds(app: FastifyInstance, deps: Deps): void 
       request,
       reply,
       'application/atom+xml; charset=utf-8',
-      atomFeed(deps.config.publicUrl, feed),
+      await atomFeed(deps.config.publicUrl, feed),
       feed.updated,
     );
   });
@@ -143,7 +156,7 @@ export function registerNewsletterFeeds(app: FastifyInstance, deps: Deps): void 
       200,
       issue.title,
       html`<h1>${issue.title}</h1><p><time datetime="${issue.date}">${issue.date}</time></p>
-${new SafeHtml(renderMarkdown(issueMarkdown(issue)))}
+${new SafeHtml(await renderMarkdown(issueMarkdown(issue)))}
 <p><a href="/newsletter/feed.xml">Atom feed</a> · <a href="/newsletter/feed.json">JSON Feed</a></p>`,
     );
   });
