@@ -1,8 +1,9 @@
-// What an idle instance holds: the serving process never loads Node's type stripper
+// What an idle instance holds: the serving process never loads Node's type stripper, nor the libraries
+// of features nobody has used yet (the MCP SDK, markdown-it, the XML builder),
 // (bin/stripped-sources.js), and once idle it gives back what its start grew (src/memory-trim.ts,
 // MEMORY_TRIM_IDLE_MS).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,33 @@ function loadedModulesProbe(out: string): string {
     probe,
     `import { writeFileSync } from 'node:fs';
 process.on('exit', () => writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.moduleLoadList)));
+`,
+  );
+  return probe;
+}
+
+/**
+ * A preload that records every package module the process resolves, and writes their package names
+ * to `out` on SIGUSR2 and again as the process exits.
+ */
+function packagesProbe(out: string): string {
+  const probe = join(workDir, 'packages-probe.mjs');
+  writeFileSync(
+    probe,
+    `import { writeFileSync } from 'node:fs';
+import module from 'node:module';
+const packages = new Set();
+module.registerHooks({
+  resolve(specifier, context, next) {
+    const resolved = next(specifier, context);
+    const match = /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(resolved.url);
+    if (match) packages.add(match[1]);
+    return resolved;
+  },
+});
+const write = () => writeFileSync(${JSON.stringify(out)}, JSON.stringify([...packages]));
+process.on('SIGUSR2', write);
+process.on('exit', write);
 `,
   );
   return probe;
@@ -159,6 +187,52 @@ describe('the serving process', () => {
         modules.filter((name) => name.includes('amaro')),
         [],
         'the type stripper stayed out',
+      );
+    } finally {
+      await server?.kill();
+    }
+  });
+
+  test('loads the MCP SDK, markdown-it and the XML builder at the first use of their feature', async () => {
+    const loaded = join(workDir, 'packages.json');
+    let server: ServerProcess | undefined;
+    try {
+      server = await startServer(`sqlite:${join(workDir, 'lazy.db')}`, {
+        env: { NODE_OPTIONS: `--import=${packagesProbe(loaded)}` },
+      });
+      const started = server;
+      const upcoming = await fetch(`${started.baseUrl}/api/events/upcoming`);
+      assert.equal(upcoming.status, 200);
+      started.child.kill('SIGUSR2');
+      await waitUntil(() => existsSync(loaded), 'the probe to write what was loaded');
+      const atStart = JSON.parse(readFileSync(loaded, 'utf8')) as string[];
+      assert.ok(atStart.includes('fastify') && atStart.includes('kysely'), 'the probe saw the packages');
+      const lazy = ['@modelcontextprotocol/sdk', 'markdown-it', 'fast-xml-parser'];
+      assert.deepEqual(
+        atStart.filter((name) => lazy.includes(name)),
+        [],
+      );
+
+      const mcp = await fetch(`${started.baseUrl}/api/mcp`, {
+        method: 'POST',
+        headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      assert.equal(mcp.status, 200);
+      const listed = (await mcp.json()) as { result: { tools: { name: string }[] } };
+      assert.ok(listed.result.tools.some((tool) => tool.name === 'ic_events_list_upcoming'));
+      const feed = await fetch(`${started.baseUrl}/newsletter/feed.xml`);
+      assert.equal(feed.status, 200);
+      assert.match(
+        await feed.text(),
+        /^<\?xml version="1.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www.w3.org\/2005\/Atom">/,
+      );
+      assert.equal((await started.kill('SIGTERM')).code, 0);
+      const atExit = JSON.parse(readFileSync(loaded, 'utf8')) as string[];
+      assert.deepEqual(
+        lazy.filter((name) => !atExit.includes(name)),
+        [],
+        'each loaded once its feature was used',
       );
     } finally {
       await server?.kill();
