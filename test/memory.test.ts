@@ -1,7 +1,7 @@
-// What an idle instance holds: the serving process never loads Node's type stripper, nor the libraries
-// of features nobody has used yet (the MCP SDK, markdown-it, the XML builder),
-// (bin/stripped-sources.js), and once idle it gives back what its start grew (src/memory-trim.ts,
-// MEMORY_TRIM_IDLE_MS).
+// What an idle instance holds: the serving process never loads Node's type stripper
+// (bin/stripped-sources.js) nor the libraries of features nobody has used yet (the MCP SDK,
+// markdown-it, the XML builder), and once idle it gives back what its start grew
+// (src/memory-trim.ts, MEMORY_TRIM_IDLE_MS).
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
