@@ -1,6 +1,6 @@
 // What an idle instance holds: the serving process never loads Node's type stripper
 // (bin/stripped-sources.js) nor the libraries of features nobody has used yet (the MCP SDK,
-// markdown-it, the XML builder), and once idle it gives back what its start grew
+// markdown-it, the XML builder, prom-client), and once idle it gives back what its start grew
 // (src/memory-trim.ts, MEMORY_TRIM_IDLE_MS).
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -193,7 +193,7 @@ describe('the serving process', () => {
     }
   });
 
-  test('loads the MCP SDK, markdown-it and the XML builder at the first use of their feature', async () => {
+  test('loads the MCP SDK, markdown-it and the XML builder at the first use of their feature, prom-client only to serve metrics', async () => {
     const loaded = join(workDir, 'packages.json');
     let server: ServerProcess | undefined;
     try {
@@ -234,6 +234,7 @@ describe('the serving process', () => {
         [],
         'each loaded once its feature was used',
       );
+      assert.ok(!atExit.includes('prom-client'), 'metrics are not served here: prom-client never loads');
     } finally {
       await server?.kill();
     }

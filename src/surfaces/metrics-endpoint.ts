@@ -1,31 +1,35 @@
 // Prometheus metrics, served where the operator chose (METRICS_PATH on the main port, METRICS_PORT on a
 // port of their own) behind METRICS_BEARER. The pipeline's counts (src/operations/pipeline/metrics.ts)
 // and the counters of src/core/metrics.ts are kept as things happen; what the database and the
-// research index hold now is read at scrape time, by the gauges below.
+// research index hold now is read at scrape time, by the gauges below. prom-client, which renders
+// them, is loaded only where metrics are served (docs/deployment.md, "Only what is used is loaded").
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { metricsRegistry } from '../core/metrics.ts';
+import type { Registry } from 'prom-client';
+import { scrapedMetrics } from '../core/metrics.ts';
 import { type QueueBacklog, queueBacklog } from '../domain/queue/backlog.ts';
 import type { CorpusIndexState } from '../domain/research/corpus-index.ts';
 import type { Deps } from '../operations/services.ts';
 import { sha256 } from '../secrets.ts';
 
-let processMetrics = false;
+type PromClient = typeof import('prom-client');
+
+/** CPU, memory, event-loop lag, handles, GC: collected once per process, whatever the number of apps. */
+let processMetrics: Registry | undefined;
 
 /** The answer to one scrape: 401 without the bearer, otherwise the Prometheus text format. */
 export type MetricsAnswer = { status: number; headers: Record<string, string>; body: string };
 
-/** Reads the metrics of this process with the state of `deps` (its database, its research index). */
+/**
+ * Reads the metrics of this process with the state of `deps` (its database, its research index).
+ * prom-client is imported now, so the process metrics (GC, event-loop lag) count from here on.
+ */
 export function metricsScraper(deps: Deps): (authorization: string | undefined) => Promise<MetricsAnswer> {
-  if (!processMetrics) {
-    // CPU, memory, event-loop lag, handles, GC: once per process, whatever the number of apps.
-    collectDefaultMetrics({ register: metricsRegistry, prefix: 'agent_commons_' });
-    processMetrics = true;
-  }
-  const scraped = Registry.merge([metricsRegistry, stateGauges(deps)]);
+  const registry = import('prom-client').then((prom) => scrapeRegistry(prom, deps));
+  // Awaited by every scrape, which answers 500 if it failed; not an unhandled rejection meanwhile.
+  registry.catch(() => {});
   const expected = deps.config.metrics.bearer ? sha256(deps.config.metrics.bearer) : undefined;
   return async (authorization) => {
     if (expected && !bearerMatches(authorization, expected)) {
@@ -38,9 +42,28 @@ export function metricsScraper(deps: Deps): (authorization: string | undefined) 
         body: 'The metrics need the bearer set in METRICS_BEARER.\n',
       };
     }
+    const scraped = await registry;
     const headers: Record<string, string> = { 'content-type': scraped.contentType };
     return { status: 200, headers, body: await scraped.metrics() };
   };
+}
+
+function scrapeRegistry(prom: PromClient, deps: Deps): Registry {
+  if (!processMetrics) {
+    processMetrics = new prom.Registry();
+    prom.collectDefaultMetrics({ register: processMetrics, prefix: 'agent_commons_' });
+  }
+  const kept = new prom.Registry();
+  for (const { name, help, type, samples } of scrapedMetrics) {
+    // A metric whose values prom-client asks for at scrape time (its collector interface).
+    kept.registerMetric({
+      name,
+      help,
+      type,
+      get: async () => ({ name, help, type, values: samples(), aggregator: 'sum' }),
+    } as never);
+  }
+  return prom.Registry.merge([processMetrics, kept, stateGauges(prom, deps)]);
 }
 
 function bearerMatches(authorization: string | undefined, expected: string): boolean {
@@ -86,8 +109,8 @@ export async function startMetricsServer(deps: Deps): Promise<{ url: string; ser
 }
 
 /** What the database and the research index hold at the moment of the scrape. */
-function stateGauges(deps: Deps): Registry {
-  const registry = new Registry();
+function stateGauges(prom: PromClient, deps: Deps): Registry {
+  const registry = new prom.Registry();
   // The queue gauges are filled from one read per queue per scrape: the registry collects them
   // concurrently, so they share the read in progress.
   let reading: Promise<Backlogs> | undefined;
@@ -96,7 +119,7 @@ function stateGauges(deps: Deps): Registry {
       reading = undefined;
     }));
   const queueGauge = (name: string, help: string, value: (backlog: QueueBacklog) => number) =>
-    new Gauge({
+    new prom.Gauge({
       name: `agent_commons_queue_${name}`,
       help,
       labelNames: ['queue'] as const,
@@ -125,7 +148,7 @@ function stateGauges(deps: Deps): Registry {
   );
   const poolUse = deps.database.poolUse;
   if (poolUse) {
-    new Gauge({
+    new prom.Gauge({
       name: 'agent_commons_db_pool_connections',
       help: 'PostgreSQL request pool: connections open, idle, the pool maximum, and queries waiting for a connection.',
       labelNames: ['state'] as const,
@@ -140,7 +163,7 @@ function stateGauges(deps: Deps): Registry {
       },
     });
   }
-  researchIndexGauges(deps, registry);
+  researchIndexGauges(prom, deps, registry);
   return registry;
 }
 
@@ -156,9 +179,9 @@ async function readBacklogs(deps: Deps): Promise<Backlogs> {
   return backlogs;
 }
 
-function researchIndexGauges(deps: Deps, registry: Registry): void {
+function researchIndexGauges(prom: PromClient, deps: Deps, registry: Registry): void {
   const gauge = (name: string, help: string, value: (state: CorpusIndexState) => number) =>
-    new Gauge({
+    new prom.Gauge({
       name: `agent_commons_research_index_${name}`,
       help,
       registers: [registry],

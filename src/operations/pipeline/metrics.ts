@@ -3,7 +3,7 @@
 // the pages, the CLI). Recording is a few array increments on plain numbers; prom-client only sees
 // them when /metrics is scraped (its labelled children hash their labels on every increment, which
 // would cost more than the rest of a cached read's metrics put together: docs/benchmarks.md).
-import { metricsRegistry } from '../../core/metrics.ts';
+import { type Sample, scrapedMetric } from '../../core/metrics.ts';
 import type { CallRequest, Operation } from '../types.ts';
 import type { CallResult } from './answer.ts';
 
@@ -62,22 +62,6 @@ function countRefusal(surface: number, body: unknown): void {
   // error_kind is the closed set of core/errors.ts; anything else is not a label value.
   const key = `${SURFACES[surface]} ${typeof kind === 'string' ? kind : 'other'}`;
   refusals.set(key, (refusals.get(key) ?? 0) + 1);
-}
-
-interface Sample {
-  labels: Record<string, string | number>;
-  value: number;
-  metricName?: string;
-}
-
-/** A metric prom-client's registry renders from samples made at scrape time. */
-function scrapedMetric(name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[]) {
-  metricsRegistry.registerMetric({
-    name,
-    help,
-    type,
-    get: async () => ({ name, help, type, values: samples(), aggregator: 'sum' }),
-  } as never);
 }
 
 scrapedMetric(
