@@ -1,6 +1,7 @@
 // Profiles one row: the server runs with --cpu-prof while autocannon loads it, and the functions
 // with the most self time are printed. BENCH_PROFILE_ROW=setup-check|upcoming|mcp (a bearer
-// tools/call of ic_activity_get_recent, as in bench/surfaces.ts)|write (real highlight writes, as (d)).
+// tools/call of ic_activity_get_recent, as in bench/surfaces.ts)|sandbox (a highlight with a sandbox
+// token, as (c))|write (real highlight writes, as (d)).
 // BENCH_PROFILE_ENGINE=postgres runs the server on a fresh PostgreSQL database (withBenchPostgres)
 // instead of the embedded one.
 // Usage: node bench/profile-row.ts  (writes the .cpuprofile under the OS temp directory)
@@ -32,8 +33,8 @@ async function profileServer(plain: Record<string, string>) {
   const { token } = mintBenchToken(
     { ...env, NODE_OPTIONS: '' },
     'profile',
-    row === 'write' ? 'events:submit_recap' : 'read:public,membership:read',
-    false,
+    row === 'write' || row === 'sandbox' ? 'events:submit_recap' : 'read:public,membership:read',
+    row === 'sandbox',
   );
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
   let sequence = 0;
@@ -50,6 +51,12 @@ async function profileServer(plain: Record<string, string>) {
     'setup-check': { path: '/api/agent/setup-check', headers: { authorization: `Bearer ${token}` } },
     upcoming: { path: '/api/events/upcoming' },
     mcp: { path: '/api/mcp', ...mcpToolCall('', 'ic_activity_get_recent', { limit: 5 }, token) },
+    sandbox: {
+      path: '/api/ingest/highlights/pending',
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: highlightStory('profile-sandbox'),
+    },
     write: {
       path: '/api/ingest/highlights/pending',
       method: 'POST',
