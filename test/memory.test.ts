@@ -1,6 +1,6 @@
 // What an idle instance holds: the serving process never loads Node's type stripper
 // (bin/stripped-sources.js) nor the libraries of features nobody has used yet (the MCP SDK,
-// markdown-it, the XML builder, prom-client), and once idle it gives back what its start grew
+// markdown-it, the XML builder, prom-client, x402), and once idle it gives back what its start grew
 // (src/memory-trim.ts, MEMORY_TRIM_IDLE_MS).
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -193,7 +193,7 @@ describe('the serving process', () => {
     }
   });
 
-  test('loads the MCP SDK, markdown-it and the XML builder at the first use of their feature, prom-client only to serve metrics', async () => {
+  test('loads the MCP SDK, markdown-it and the XML builder at the first use of their feature, prom-client and x402 only where metrics and payments are on', async () => {
     const loaded = join(workDir, 'packages.json');
     let server: ServerProcess | undefined;
     try {
@@ -208,8 +208,9 @@ describe('the serving process', () => {
       const atStart = JSON.parse(readFileSync(loaded, 'utf8')) as string[];
       assert.ok(atStart.includes('fastify') && atStart.includes('kysely'), 'the probe saw the packages');
       const lazy = ['@modelcontextprotocol/sdk', 'markdown-it', 'fast-xml-parser'];
+      const off = ['prom-client', '@x402/core', '@x402/evm'];
       assert.deepEqual(
-        atStart.filter((name) => lazy.includes(name)),
+        atStart.filter((name) => [...lazy, ...off, 'zod'].includes(name)),
         [],
       );
 
@@ -221,6 +222,8 @@ describe('the serving process', () => {
       assert.equal(mcp.status, 200);
       const listed = (await mcp.json()) as { result: { tools: { name: string }[] } };
       assert.ok(listed.result.tools.some((tool) => tool.name === 'ic_events_list_upcoming'));
+      const discovery = await fetch(`${started.baseUrl}/discovery/resources`);
+      assert.deepEqual(((await discovery.json()) as { items: unknown[] }).items, []);
       const feed = await fetch(`${started.baseUrl}/newsletter/feed.xml`);
       assert.equal(feed.status, 200);
       assert.match(
@@ -234,7 +237,11 @@ describe('the serving process', () => {
         [],
         'each loaded once its feature was used',
       );
-      assert.ok(!atExit.includes('prom-client'), 'metrics are not served here: prom-client never loads');
+      assert.deepEqual(
+        atExit.filter((name) => off.includes(name)),
+        [],
+        'metrics and payments are off here (and the discovery list asked is empty): never loaded',
+      );
     } finally {
       await server?.kill();
     }

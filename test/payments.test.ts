@@ -9,9 +9,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { systemClock } from '../src/clock.ts';
+import { loadConfig } from '../src/config.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import { startTestApp } from './support/app.ts';
+import { closedPort, startTestApp } from './support/app.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 import { killAllChildren, type ServerProcess, startServer } from './support/processes.ts';
 import {
@@ -256,6 +257,37 @@ describe('x402 donations while no payee is configured', () => {
       await server.kill();
     } finally {
       await database.drop();
+    }
+  });
+});
+
+describe('x402 while the facilitator could never be reached', () => {
+  test('discovery and a donation answer 503 facilitator_unavailable with Retry-After, and nothing is stored', async () => {
+    const down = `http://127.0.0.1:${await closedPort()}`;
+    const payments = loadConfig({ X402_PAY_TO: PAY_TO, X402_FACILITATOR_URL: down }).payments;
+    const app = await startTestApp({ config: { payments } });
+    try {
+      const response = await fetch(`${app.baseUrl}/discovery/resources`);
+      assert.equal(response.status, 503);
+      assert.equal(response.headers.get('retry-after'), '2');
+      const body = (await response.json()) as Record<string, any>;
+      assert.equal(body.error, 'facilitator_unavailable');
+      assert.equal(body.error_kind, 'unavailable');
+      assert.match(body.message, /facilitator cannot be reached/);
+      assert.equal(typeof body.request_id, 'string');
+      // The payment server is built at the first donation as well: the same refusal, not a 500.
+      const donation = await fetch(`${app.baseUrl}/api/payments/donate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ amount_usd: 5 }),
+      });
+      assert.equal(donation.status, 503);
+      assert.equal(donation.headers.get('retry-after'), '2');
+      assert.equal(((await donation.json()) as Record<string, any>).error, 'facilitator_unavailable');
+      const { donations, claims } = await stored(app.database.url);
+      assert.deepEqual([donations.length, claims.length], [0, 0]);
+    } finally {
+      await app.close();
     }
   });
 });

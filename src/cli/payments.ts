@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { reconcilePayments } from '../domain/payments/reconcile.ts';
 import { printJson, withDeps } from './context.ts';
 
 export function registerPaymentCommands(program: Command): void {
@@ -12,6 +11,7 @@ export function registerPaymentCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o) =>
       withDeps(async (deps) => {
+        const { reconcilePayments } = await import('../domain/payments/reconcile.ts');
         const report = await reconcilePayments(deps);
         // Claims left waiting (leased by a request in flight, or the facilitator away): scripts should notice.
         if (report.waiting) process.exitCode = 2;

@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, toApiError, UNAVAILABLE_RETRY_SECONDS } from '../core/errors.ts';
-import { FacilitatorUnusable } from '../domain/payments/facilitator.ts';
-import { payableResources } from '../domain/payments/x402.ts';
 import type { Deps } from '../operations/services.ts';
 
 /**
@@ -11,9 +9,18 @@ import type { Deps } from '../operations/services.ts';
 export function registerPaymentDiscovery(app: FastifyInstance, deps: Deps): void {
   app.get('/discovery/resources', async (request, reply) => {
     try {
-      const items = await payableResources(deps.config.payments, deps.config.publicUrl, deps.clock.now());
+      // Without a payee there is nothing to list, and the x402 code is not loaded (domain/payments/terms.ts).
+      const items = deps.config.payments.payTo
+        ? await (await import('../domain/payments/x402.ts')).payableResources(
+            deps.config.payments,
+            deps.config.publicUrl,
+            deps.clock.now(),
+          )
+        : [];
       return { x402Version: 2, items, pagination: { limit: items.length, offset: 0, total: items.length } };
     } catch (error) {
+      // Only a listing that loaded the x402 code can fail, so this import is the loaded module's.
+      const { FacilitatorUnusable } = await import('../domain/payments/facilitator.ts');
       const apiError =
         error instanceof FacilitatorUnusable
           ? new ApiError(503, 'facilitator_unavailable', 'unavailable', {

@@ -1,5 +1,4 @@
-import { paymentsRefusal } from './donate.ts';
-import { offeredAmountsCents, type PaymentSettings } from './x402.ts';
+import { offeredAmountsCents, type PaymentSettings, paymentsRefusal } from './terms.ts';
 
 /** Whether the service takes payments, as setup-check and the ic_donate tool describe it. */
 export function paymentStatus(settings: PaymentSettings) {

@@ -14,7 +14,8 @@ import {
   paymentKey,
   releaseClaim,
 } from './settlements.ts';
-import { DONATE_PATH, leaseMs, type PaymentSettings, paymentServer, requestContext } from './x402.ts';
+import { DONATE_PATH, leaseMs, type PaymentSettings, paymentsRefusal } from './terms.ts';
+import { paymentServer, requestContext } from './x402.ts';
 
 export type { DonatePort } from './payment-port.ts';
 
@@ -29,11 +30,6 @@ export interface Donated {
   donation: RecordedDonation;
   /** PAYMENT-RESPONSE (the settlement receipt), as x402's helpers encode it. */
   headers: Record<string, string>;
-}
-
-/** Why the service takes no payment now, or undefined when it does. */
-export function paymentsRefusal(settings: PaymentSettings): string | undefined {
-  return settings.payTo ? undefined : 'X402_PAY_TO is not set: this service takes no payment.';
 }
 
 /** The amounts a donor may choose, or why `cents` is not one of them. */

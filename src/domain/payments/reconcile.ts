@@ -2,7 +2,8 @@ import { FacilitatorUnusable } from './facilitator.ts';
 import type { DonatePort } from './payment-port.ts';
 import { recordDonation } from './record.ts';
 import { markFailed, pendingClaims, takeOverExpired } from './settlements.ts';
-import { leaseMs, paymentServer } from './x402.ts';
+import { leaseMs } from './terms.ts';
+import { paymentServer } from './x402.ts';
 
 /** The token refused the authorization because it was already used: the transfer happened before. */
 const ALREADY_SETTLED = new Set(['invalid_exact_evm_nonce_already_used']);

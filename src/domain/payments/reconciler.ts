@@ -1,7 +1,6 @@
 import type { Database } from '../../storage/database.ts';
 import type { OnDatabase } from '../ports.ts';
 import type { DonatePort } from './payment-port.ts';
-import { reconcilePayments } from './reconcile.ts';
 import { pendingClaims } from './settlements.ts';
 
 /** The running reconciler of each database handle (one per process), to be woken early. */
@@ -33,8 +32,12 @@ export function startPaymentReconciler(
     due = Number.POSITIVE_INFINITY;
     let delay = 5 * 60_000;
     try {
-      const report = await reconcilePayments(deps);
-      if (report.recorded || report.failed) log.info({ ...report }, 'payments reconciled');
+      // Without a payee nothing can be settled, so the x402 code is not loaded for a pass (terms.ts).
+      if (deps.config.payments.payTo) {
+        const { reconcilePayments } = await import('./reconcile.ts');
+        const report = await reconcilePayments(deps);
+        if (report.recorded || report.failed) log.info({ ...report }, 'payments reconciled');
+      }
       const pending = await pendingClaims(deps);
       if (pending.nextLeaseEnd !== undefined)
         delay = Math.min(delay, Math.max(1000, pending.nextLeaseEnd - deps.clock.now() + 50));

@@ -6,16 +6,10 @@ import {
 } from '@x402/core/server';
 import type { Network, Price } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import type { Config } from '../../config.ts';
-import { OutboundFacilitatorClient } from './facilitator.ts';
+import { FacilitatorUnusable, OutboundFacilitatorClient } from './facilitator.ts';
+import { DONATE_PATH, DONATION_DESCRIPTION, offeredAmountsCents, type PaymentSettings } from './terms.ts';
 
-export type PaymentSettings = Config['payments'];
-
-/** The payable resource: one route, whatever surface reached it (the requirements name this URL). */
-export const DONATE_PATH = '/api/payments/donate';
 const ROUTE = `POST ${DONATE_PATH}`;
-
-export const DONATION_DESCRIPTION = 'A donation to the community space (shown on its donor wall).';
 
 /** What the x402 helpers read from a request: the payment header and the amount the donor chose. */
 export interface PaymentRequestView {
@@ -86,7 +80,12 @@ export async function paymentServer(
 ): Promise<x402HTTPResourceServer> {
   const gateway = gatewayFor(settings, payTo);
   if (!gateway.ready) {
-    gateway.ready = gateway.http.initialize();
+    gateway.ready = gateway.http.initialize().catch((error: unknown) => {
+      // x402 wraps what reading the facilitator's /supported threw in an Error of its own; a
+      // facilitator that is away or broken stays that (a 503 or 502), not a failure of this service.
+      const cause = (error as { cause?: unknown } | undefined)?.cause;
+      throw cause instanceof FacilitatorUnusable ? cause : error;
+    });
     gateway.ready.catch(() => {
       gateway.ready = undefined;
     });
@@ -108,11 +107,6 @@ export function requestContext(view: PaymentRequestView): HTTPRequestContext {
     getBody: () => view,
   };
   return { adapter, path: DONATE_PATH, method: 'POST', paymentHeader: view.paymentHeader };
-}
-
-/** The amounts a donor may choose, as the requirements list them: each allowed amount, or the minimum. */
-export function offeredAmountsCents(settings: PaymentSettings): number[] {
-  return settings.allowedAmountsCents.length ? settings.allowedAmountsCents : [settings.minimumCents];
 }
 
 /**
@@ -152,9 +146,4 @@ export async function payableResources(settings: PaymentSettings, publicUrl: str
       },
     },
   ];
-}
-
-/** A settle call may take the facilitator's deadline; the claim is not reconciled before this has passed. */
-export function leaseMs(settings: PaymentSettings): number {
-  return settings.facilitatorTimeoutMs * 2 + 1000;
 }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { errors } from '../../core/errors.ts';
 import { donationPage, getPresentation, listNews, listPresentations } from '../../domain/content/library.ts';
 import { paymentStatus } from '../../domain/payments/describe.ts';
-import { DONATE_PATH } from '../../domain/payments/x402.ts';
+import { DONATE_PATH } from '../../domain/payments/terms.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { BAD_INPUT, limitField, PUBLIC_CONTENT_TOOL } from './public-tool.ts';

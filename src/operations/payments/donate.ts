@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { sanitizeText } from '../../domain/feedback/sanitize.ts';
-import { donate } from '../../domain/payments/donate.ts';
-import { DONATE_PATH } from '../../domain/payments/x402.ts';
+import { DONATE_PATH } from '../../domain/payments/terms.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 
@@ -103,6 +102,8 @@ export const donateWithX402 = defineOperation<typeof Input.static, typeof Output
     const header = request.httpHeaders?.['payment-signature'];
     const member = principal.kind === 'anonymous' ? undefined : principal.member;
     const anonymous = input.anonymous === true;
+    // The x402 library loads with the first donation (domain/payments/terms.ts).
+    const { donate } = await import('../../domain/payments/donate.ts');
     const { donation, headers } = await donate(deps, {
       amountCents: Math.round(input.amount_usd * 100),
       paymentHeader: typeof header === 'string' ? header : undefined,
