@@ -2,6 +2,7 @@
 // an idempotent replay), kept as plain numbers and read when /metrics is scraped. Only bounded,
 // non-identifying labels: an operation id, a surface, a queue, an error kind; never a token, member,
 // e-mail or query text.
+
 /** One sample of a metric as the Prometheus text format shows it. */
 export interface Sample {
   labels: Record<string, string | number>;
