@@ -24,12 +24,15 @@ const row = process.env.BENCH_PROFILE_ROW ?? 'setup-check';
 const engine = process.env.BENCH_PROFILE_ENGINE ?? 'sqlite';
 if (engine !== 'sqlite' && engine !== 'postgres')
   throw new Error(`BENCH_PROFILE_ENGINE=${engine}: sqlite or postgres`);
+// withBenchPostgres creates and migrates its database; the embedded one is migrated here.
 if (engine === 'postgres') await withBenchPostgres((env) => profileServer(env));
-else await profileServer(embedded);
+else {
+  cli(['migrate'], embedded);
+  await profileServer(embedded);
+}
 
 async function profileServer(plain: Record<string, string>) {
   const env = { ...plain, NODE_OPTIONS: `--cpu-prof --cpu-prof-interval=100 --cpu-prof-dir=${dir}` };
-  cli(['migrate'], { ...env, NODE_OPTIONS: '' });
   const { token } = mintBenchToken(
     { ...env, NODE_OPTIONS: '' },
     'profile',

@@ -77,12 +77,15 @@ for (const [label, starts] of figures) {
   );
 }
 
-/** `serve` from one checkout's directory (its own sources and node_modules), on `database`. */
-function startInTree(dir: string, database: string) {
+/**
+ * `serve` from one checkout's directory (its own sources and node_modules), on `database`: the
+ * working directory is that checkout's until the server answers, as in bench/compare-revisions.ts.
+ */
+async function startInTree(dir: string, database: string) {
   const previous = process.cwd();
   process.chdir(dir);
   try {
-    return startProcess(
+    return await startProcess(
       ['bin/agent-commons.js', 'serve', '--no-seed'],
       { DATABASE_URL: `sqlite:${database}` },
       '/healthz',
