@@ -1,8 +1,9 @@
 // One row served by two checkouts of the service, in interleaved rounds on the same machine and
 // minute: this tree and BENCH_COMPARE_DIR (another checkout, e.g. `git worktree add /tmp/before REV`
 // with node_modules linked). Rows as in bench/run.ts: BENCH_COMPARE_ROW=b (GET /api/agent/setup-check
-// with a bearer, the default) or c (POST a highlight with a sandbox token).
-// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_COMPARE_ROW=b|c] [BENCH_ROUNDS=5] node bench/compare-revisions.ts
+// with a bearer, the default), c (POST a highlight with a sandbox token) or d (real highlight writes,
+// a new story id each).
+// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_COMPARE_ROW=b|c|d] [BENCH_ROUNDS=5] node bench/compare-revisions.ts
 import type autocannon from 'autocannon';
 import {
   benchEnvironment,
@@ -41,9 +42,25 @@ const rows: Record<
       body: highlightStory('bench-sandbox'),
     }),
   },
+  d: {
+    name: '(d) POST highlight, real, SQLite',
+    scopes: 'events:submit_recap',
+    sandbox: false,
+    request: (token) => {
+      let sequence = 0;
+      return {
+        url: '/api/ingest/highlights/pending',
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        requests: [
+          { setupRequest: (request) => ({ ...request, body: highlightStory(`compare-${++sequence}`) }) },
+        ],
+      };
+    },
+  },
 };
 const measured = rows[row];
-if (!measured) throw new Error(`BENCH_COMPARE_ROW is b or c, not ${row}`);
+if (!measured) throw new Error(`BENCH_COMPARE_ROW is b, c or d, not ${row}`);
 
 /** A server of the checkout in `dir`, on a database of its own with one bench token. */
 async function serveFrom(

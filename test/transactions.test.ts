@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { toApiError } from '../src/core/errors.ts';
+import { counters } from '../src/storage/counters.ts';
 import { type Database, openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
+import { numberArg, prepare } from '../src/storage/prepared.ts';
 import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
 import { type CommitHook, inLane, transact, withCommitHook } from '../src/storage/transactions.ts';
 import { WriteBatcher } from '../src/storage/write-batcher.ts';
@@ -177,6 +179,57 @@ for (const engine of engines) {
       // The same statements, on the same connections, still run.
       await transact(port, insert('after-failures'));
       assert.deepEqual(await counter('after-failures'), { count: 1 });
+    });
+
+    test('prepared statements run in their unit’s transaction: read its own rows, roll back with it alone', async () => {
+      // On the embedded engine a prepared statement inside a transaction runs on the connection at once
+      // (src/storage/prepared.ts); it must still be part of that transaction and of its unit's savepoint.
+      const batching = { writes: new WriteBatcher(database, { unbatchedPerLane: 0 }) };
+      const expires = Date.now() + 60_000;
+      const seen: number[] = [];
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) =>
+          inLane('member:prepared', () =>
+            transact(batching, async (trx) => {
+              const first = await counters.hit(trx, `prepared-${i}`, expires);
+              const second = await counters.hit(trx, `prepared-${i}`, expires);
+              seen.push(first * 10 + second);
+              await counters.hit(trx, 'prepared-shared', expires);
+              if (i % 3 === 1) throw new Error(`unit ${i} fails after its writes`);
+              return counters.peek(trx, `prepared-${i}`);
+            }),
+          ),
+        ),
+      );
+      assert.deepEqual(seen, [12, 12, 12, 12, 12, 12]);
+      for (let i = 0; i < 6; i++) {
+        const fails = i % 3 === 1;
+        assert.equal(results[i].status, fails ? 'rejected' : 'fulfilled', `unit ${i}`);
+        if (!fails) assert.equal((results[i] as PromiseFulfilledResult<number>).value, 2);
+        assert.deepEqual(await counter(`prepared-${i}`), fails ? undefined : { count: 2 }, `unit ${i}`);
+      }
+      assert.deepEqual(await counter('prepared-shared'), { count: 4 });
+      // A transaction that throws takes its prepared writes with it.
+      await assert.rejects(
+        transact(port, async (trx) => {
+          await counters.hit(trx, 'prepared-rolled-back', expires);
+          throw new Error('after the write');
+        }),
+        /after the write/,
+      );
+      assert.equal(await counter('prepared-rolled-back'), undefined);
+    });
+
+    test('a write of a table the lookup cache holds cannot be prepared (it would empty the cache once)', async () => {
+      const revoke = prepare((db) => db.updateTable('tokens').set({ revoked_at: numberArg(0) }));
+      await assert.rejects(
+        transact(port, (trx) => revoke(trx, Date.now())),
+        /a write of a table the lookup cache holds cannot be prepared: update "tokens"/,
+      );
+      await assert.rejects(revoke(database.db, Date.now()), /cannot be prepared/);
+      // Its last-use stamp is not a change the cache cares about, and other tables are free.
+      const stamp = prepare((db) => db.updateTable('tokens').set({ last_used_at: numberArg(0) }));
+      await transact(port, (trx) => stamp(trx, Date.now()));
     });
 
     /** The transaction a unit ran in, as PostgreSQL numbers it (units of one batch share it). */

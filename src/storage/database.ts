@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { AUTH_LISTENER_NAME, type AuthListener, listenForAuthChanges } from './auth-listener.ts';
 import { InvalidatingCache } from './invalidating-cache.ts';
 import { namingPool } from './named-statements.ts';
-import { registerDirectReader } from './prepared.ts';
+import { refuseToPrepare, registerDirectReader, registerDirectRunner } from './prepared.ts';
 import type { Db } from './schema.ts';
 import type { CounterStoreLog } from './window-counters.ts';
 import { WriteWatchPlugin } from './write-watch.ts';
@@ -95,11 +95,16 @@ function openSqlite(path: string): Database {
   // Prepared once: pragma() would compile the statement on every request.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   const authCache = new InvalidatingCache<unknown>(() => dataVersion.get() as number);
-  const db = new Kysely({
-    dialect: new SqliteDialect({ database: cached }),
-    plugins: [watchCachedTables(authCache)],
-  }) as Db;
+  const watch = watchCachedTables(authCache);
+  const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
+  refuseToPrepare(db, (node) => watch.watches(node));
   registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
+  registerDirectRunner(db, (text, parameters) => {
+    const statement = cached.prepare(text);
+    if (statement.reader) return statement.all(parameters);
+    statement.run(parameters);
+    return [];
+  });
   return {
     db,
     engine: 'sqlite',
@@ -140,6 +145,7 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
   authCache.suspend();
   let listener: AuthListener | undefined;
   let log: CounterStoreLog | undefined;
+  const watch = watchCachedTables(authCache);
   const db = new Kysely({
     dialect: new PostgresDialect({
       pool: async () => {
@@ -147,8 +153,9 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
         return namingPool(pool, await pgDriver());
       },
     }),
-    plugins: [watchCachedTables(authCache)],
+    plugins: [watch],
   }) as Db;
+  refuseToPrepare(db, (node) => watch.watches(node));
   const parsed = new URL(url);
   // A server on this host may be reached through its Unix socket: the directory as the host
   // (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`) or as `?host=` (docs/deployment.md).

@@ -1,10 +1,13 @@
-import type { Compilable, CompiledQuery } from 'kysely';
+import type { Compilable, CompiledQuery, RootOperationNode } from 'kysely';
 import type { Db, Executor } from './schema.ts';
 import { DEFERRED_WRITE } from './statement-groups.ts';
 
 const SENTINEL = '\u0000param:';
 
 type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[];
+
+/** Runs one statement on the embedded engine's connection at once: its rows (none for a plain write). */
+export type DirectRunner = (sql: string, parameters: readonly unknown[]) => unknown[];
 
 /**
  * The embedded engine answers reads synchronously. A read-only prepared query on the database itself
@@ -16,6 +19,31 @@ const directReaders = new WeakMap<object, DirectReader>();
 
 export function registerDirectReader(db: Db, reader: DirectReader): void {
   directReaders.set(db, reader);
+}
+
+/**
+ * Inside a transaction on the embedded engine, the transaction holds the one connection from its
+ * BEGIN to its COMMIT, so a prepared statement may run on it at once: the same statement on the same
+ * connection, without the driver's connection lock, result plugins and promise hops (a highlight
+ * write runs five such statements). Keyed by the dialect adapter, which the database and its
+ * transactions share.
+ */
+const directRunners = new WeakMap<object, DirectRunner>();
+
+export function registerDirectRunner(db: Db, runner: DirectRunner): void {
+  directRunners.set(db.getExecutor().adapter, runner);
+}
+
+/**
+ * A query that must not be prepared: the lookup cache is emptied by a write to what it holds as the
+ * write is built and when its result comes back through Kysely; a query compiled once is built once
+ * and may skip Kysely when run. Registered per database (its adapter); prepare refuses such a query
+ * at its compilation.
+ */
+const unpreparable = new WeakMap<object, (node: RootOperationNode) => boolean>();
+
+export function refuseToPrepare(db: Db, refuses: (node: RootOperationNode) => boolean): void {
+  unpreparable.set(db.getExecutor().adapter, refuses);
 }
 
 /** Stand-in for the nth argument of a prepared query. */
@@ -48,6 +76,8 @@ export function prepare<Row>(
     let query = compiled.get(adapter);
     if (!query) {
       query = build(executor as Db).compile();
+      if (unpreparable.get(adapter)?.(query.query))
+        throw new Error(`a write of a table the lookup cache holds cannot be prepared: ${query.sql}`);
       if (options.deferred) query = { ...query, sql: DEFERRED_WRITE + query.sql };
       compiled.set(adapter, query);
     }
@@ -56,6 +86,10 @@ export function prepare<Row>(
     );
     const direct = options.directRead ? directReaders.get(executor) : undefined;
     if (direct) return direct(query.sql, parameters) as Row[];
+    if (executor.isTransaction) {
+      const run = directRunners.get(adapter);
+      if (run) return run(query.sql, parameters) as Row[];
+    }
     const result = await executor.executeQuery<Row>({ ...query, parameters });
     return result.rows;
   };

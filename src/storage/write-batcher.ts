@@ -1,5 +1,6 @@
-import { sql, type Transaction } from 'kysely';
+import { type Compilable, sql, type Transaction } from 'kysely';
 import type { Database } from './database.ts';
+import { prepare } from './prepared.ts';
 import type { Schema } from './schema.ts';
 import { DEFERRED_WRITE } from './statement-groups.ts';
 
@@ -20,6 +21,13 @@ interface Lane {
 }
 
 const MAX_BATCH = 256;
+
+/** A unit's savepoint in a shared transaction: prepared, so the embedded engine runs them at once. */
+const statement = (text: string) =>
+  prepare((db) => ({ compile: () => sql.raw(text).compile(db) }) as Compilable<never>);
+const savepoint = statement('savepoint write_unit');
+const release = statement('release write_unit');
+const rollbackTo = statement('rollback to write_unit');
 
 /**
  * A unit that lost this many races is answered with the last one's error (a 503: worth repeating)
@@ -133,14 +141,14 @@ export class WriteBatcher {
             trx,
           );
         for (const [index, item] of batch.entries()) {
-          await sql`savepoint write_unit`.execute(trx);
+          await savepoint(trx);
           try {
             const value = await item.unit(trx);
-            await sql`release write_unit`.execute(trx);
+            await release(trx);
             settled.push(() => item.resolve(value));
           } catch (error) {
-            await sql`rollback to write_unit`.execute(trx);
-            await sql`release write_unit`.execute(trx);
+            await rollbackTo(trx);
+            await release(trx);
             const lost = LOST_RACE.has((error as { code?: string }).code ?? '');
             if (lost) item.lostRaces = (item.lostRaces ?? 0) + 1;
             if (!lost || (item.lostRaces ?? 0) >= MAX_LOST_RACES) {

@@ -54,15 +54,21 @@ export class WriteWatchPlugin implements KyselyPlugin {
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const { node } = args;
-    if (
-      WRITES.has(node.kind) &&
-      writtenTables(node).some((t) => this.tables.has(t)) &&
-      !this.ignorable(node)
-    ) {
+    if (this.watches(node)) {
       this.onWrite();
       this.pending.add(args.queryId);
     }
     return node;
+  }
+
+  /**
+   * Whether a query writes a watched table. Such a query must be built at each run: one compiled
+   * once and run many times (src/storage/prepared.ts) passes this plugin once, at its compilation.
+   */
+  watches(node: RootOperationNode): boolean {
+    return (
+      WRITES.has(node.kind) && writtenTables(node).some((t) => this.tables.has(t)) && !this.ignorable(node)
+    );
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
