@@ -110,6 +110,17 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     request.rawBody = body as string;
     return parseJson(request, body as string, done);
   });
+  // The same parser for the bodies the front door reads (it calls back at once, with the value or
+  // the error Fastify's route would have got).
+  const parseJsonBody = (body: string): unknown => {
+    let outcome: { error: Error | null; value: unknown } | undefined;
+    parseJson(undefined as never, body, (error, value) => {
+      outcome = { error, value };
+    });
+    if (!outcome) throw new Error('the JSON body parser did not answer at once');
+    if (outcome.error) throw outcome.error;
+    return outcome.value;
+  };
 
   // Set as the request arrives (a callback hook, no promise per request), so every reply carries them.
   // The front door sets the same two headers itself: an app-wide hook added here does not run for
@@ -128,7 +139,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerRestOperations(app, deps, operations);
   const endpoints = [registerMcpSurface(app, deps, operations), registerA2a(app, deps, operations)];
   if (options.frontDoor !== false) {
-    const door = frontDoor(deps, operations, app.log, deps.config.trustProxy, endpoints);
+    const door = frontDoor(deps, operations, app.log, deps.config.trustProxy, endpoints, parseJsonBody);
     // Once closing starts, Fastify answers (503 to new requests) as it would without the front door.
     app.addHook('preClose', (done) => {
       door.stop();

@@ -507,3 +507,154 @@ describe('A2A POSTs answered before Fastify match the Fastify route byte for byt
     await assertFallsThrough(direct, routed, cases, sameIds);
   });
 });
+
+/** A test-only write: deprecated, so its answers carry Deprecation and Sunset (a refused body's do not). */
+const legacyPost = defineOperation<{ note?: string }, { ok: boolean; note?: string }>({
+  ...legacyEcho,
+  id: 'legacyPost',
+  method: 'POST',
+  path: '/api/test/legacy-post',
+  aliases: ['/api/test/old-post'],
+  inputFrom: 'body',
+});
+
+describe('REST POSTs answered before Fastify match the Fastify route byte for byte', () => {
+  const apps = appsWithAndWithoutTheDoor({
+    config: { trustProxy: true },
+    limits: { highlightsPerDay: 20 },
+    extraOperations: [legacyPost],
+  });
+  const sides = ['direct', 'routed'] as const;
+  type Side = (typeof sides)[number];
+  const tokens = {} as Record<Side, { writer: string; reader: string }>;
+  before(async () => {
+    // One member and one pair of tokens per side: each side spends its own quotas and claims its own
+    // Idempotency-Keys, so both start every case from the same state.
+    for (const side of sides) {
+      const member = await apps[side].member('core', `Ada ${side}`);
+      tokens[side] = {
+        writer: await apps[side].token(member, ['events:submit_recap']),
+        reader: await apps[side].token(member, ['read:public']),
+      };
+    }
+  });
+
+  const json = { 'content-type': 'application/json' };
+  const highlights = '/api/ingest/highlights/pending';
+  /** Each case names its side's token and story ids with SIDE; the answers are compared with SIDE put back. */
+  const bySide = (wire: Wire, baseUrl: string, side: Side) => {
+    const view = comparable(wire, baseUrl);
+    const back = (text: string) => text.replaceAll(side, 'SIDE');
+    return {
+      ...view,
+      headers: Object.fromEntries(Object.entries(view.headers).map(([name, value]) => [name, back(value)])),
+      text: back(view.text),
+    };
+  };
+  const story = (id: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ id, event_title: 'Door night', date: 'MAY 08', ...extra });
+
+  test('the same writes, in the same order, get the same status, headers and body', async () => {
+    const writer = { ...json, authorization: 'Bearer WRITER' };
+    const cases: [string, Record<string, string>, string][] = [
+      [highlights, writer, story('SIDE-first')],
+      [highlights, writer, story('SIDE-first', { dek: 'Refreshed.' })],
+      [highlights, writer, JSON.stringify({ story: JSON.parse(story('SIDE-wrapped')) })],
+      [highlights, { ...writer, 'idempotency-key': 'SIDE-key-1' }, story('SIDE-keyed')],
+      [highlights, { ...writer, 'idempotency-key': 'SIDE-key-1' }, story('SIDE-keyed')],
+      [highlights, { ...writer, 'content-type': 'application/json; charset=utf-8' }, story('SIDE-charset')],
+      [highlights, writer, story('not a slug')],
+      [highlights, writer, '{"id":'],
+      [highlights, writer, '{"__proto__":{"x":1},"id":"SIDE-poisoned"}'],
+      [highlights, writer, '{"constructor":{"prototype":{"x":1}},"id":"SIDE-poisoned"}'],
+      [highlights, writer, 'null'],
+      [highlights, writer, '[]'],
+      [highlights, writer, ' '],
+      [highlights, writer, '\u00e9t\u00e9 \uffff'],
+      [highlights, writer, `\ufeff${story('SIDE-bom')}`],
+      [highlights, json, story('SIDE-anonymous')],
+      [highlights, { ...json, authorization: 'Bearer READER' }, story('SIDE-reader')],
+      [highlights, { ...json, authorization: 'Bearer agt_not_a_real_token' }, story('SIDE-forged')],
+      ['/api/test/legacy-post', json, '{"note":"hello"}'],
+      ['/api/test/old-post', json, '{"note":"far too long for the twenty characters"}'],
+      ['/api/test/legacy-post', json, '{"note":'],
+    ];
+    const answered = () => frontDoorOf(apps.direct.app)?.answered ?? 0;
+    const before = answered();
+    const answers: Wire[] = [];
+    for (const [index, [path, headers, body]] of cases.entries()) {
+      const views = [];
+      for (const side of sides) {
+        const named = (text: string) =>
+          text
+            .replaceAll('SIDE', side)
+            .replace('WRITER', tokens[side].writer)
+            .replace('READER', tokens[side].reader);
+        const sent = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, named(value)]));
+        sent['x-request-id'] = `post-${index}`;
+        sent['x-forwarded-for'] = `192.0.2.${index + 1}`;
+        const wire = await send(apps[side].baseUrl, 'POST', path, sent, named(body));
+        if (side === 'direct') answers.push(wire);
+        views.push(bySide(wire, apps[side].baseUrl, side));
+      }
+      assert.deepEqual(views[0], views[1], `${path} ${body}`);
+    }
+    assert.equal(answered() - before, cases.length);
+    // The cases reach what they are about: writes, a replay, refusals of the story, the JSON, the caller.
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [
+        202, 202, 202, 202, 202, 202, 400, 400, 400, 400, 400, 400, 400, 400, 202, 401, 403, 401, 200, 400,
+        400,
+      ],
+    );
+    assert.equal(answers[4].headers['idempotent-replayed'], 'true');
+    assert.equal(JSON.parse(answers[7].text).error, 'invalid_json');
+    assert.equal(JSON.parse(answers[8].text).error, 'invalid_json', 'prototype poisoning is refused');
+    assert.equal(answers[18].headers.deprecation, '@1785542400');
+    assert.equal(
+      answers[20].headers.deprecation,
+      undefined,
+      'a refused body is answered before the operation',
+    );
+    // What the writes stored: each side's stories, under its own member.
+    for (const side of sides) {
+      const stored = await apps.direct.deps.db
+        .selectFrom('highlights')
+        .innerJoin('members', 'members.id', 'highlights.member_id')
+        .select(['highlights.id', 'highlights.story', 'members.name'])
+        .where('highlights.id', 'like', `${side}-%`)
+        .orderBy('highlights.id')
+        .execute();
+      assert.deepEqual(
+        stored.map((row) => [row.id, row.name, JSON.parse(row.story).dek ?? null]),
+        [
+          [`${side}-bom`, `Ada ${side}`, null],
+          [`${side}-charset`, `Ada ${side}`, null],
+          [`${side}-first`, `Ada ${side}`, 'Refreshed.'],
+          [`${side}-keyed`, `Ada ${side}`, null],
+          [`${side}-wrapped`, `Ada ${side}`, null],
+        ],
+      );
+    }
+  });
+
+  test('what it cannot read as Fastify would goes to Fastify', async () => {
+    const refused = story('not a slug');
+    const cases: [string, string, Record<string, string>, string?][] = [
+      ['POST', `${highlights}?x=1`, json, refused],
+      ['POST', `${highlights}/`, json, refused],
+      ['POST', highlights, { 'content-type': 'application/json;charset=utf-8' }, refused],
+      ['POST', highlights, { 'content-type': 'Application/JSON' }, refused],
+      ['POST', highlights, { 'content-type': 'text/plain' }, refused],
+      ['POST', highlights, {}, refused],
+      ['POST', highlights, { ...json, 'content-encoding': 'gzip' }, refused],
+      ['POST', highlights, { ...json, 'transfer-encoding': 'chunked' }, refused],
+      ['POST', highlights, json, story('too-large', { dek: 'x'.repeat(300 * 1024) })],
+      ['POST', highlights, json, ''],
+      ['POST', '/api/events/upcoming', json, '{}'],
+      ['DELETE', '/api/tier/request', json, '{}'],
+    ];
+    await assertFallsThrough(apps.direct, apps.routed, cases);
+  });
+});

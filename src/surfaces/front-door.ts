@@ -3,10 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import { errors, toApiError } from '../core/errors.ts';
 import { acceptRequestId, queryInput } from '../http/client.ts';
+import { bodyCapOf } from '../operations/body-cap.ts';
 import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
-import { isRestOperation, type Operation } from '../operations/types.ts';
+import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
 import {
   callRequestFrom,
   deprecationHeaders,
@@ -14,6 +15,7 @@ import {
   header,
   JSON_TYPE,
   restAnswer,
+  translateFrameworkError,
 } from './rest.ts';
 
 interface Logger {
@@ -49,7 +51,18 @@ interface DirectRoute {
   op: Operation;
   /** Deprecation and Sunset of a deprecated operation, as the Fastify route adds them. */
   extraHeaders?: Record<string, string>;
+  /** A POST operation's body cap, as its Fastify route has it. */
+  bodyLimit?: number;
 }
+
+/**
+ * The app's JSON body parser (Fastify's own, with the app's poisoning settings): the parsed value of
+ * a body that is not empty, or the error Fastify's route would have got from it.
+ */
+export type JsonBodyParser = (body: string) => unknown;
+
+/** The Content-Types a POST operation's body is read with here; any other goes to Fastify. */
+const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8']);
 
 export interface FrontDoor {
   /** Answers the request and returns true, or returns false and leaves it to Fastify untouched. */
@@ -61,18 +74,22 @@ export interface FrontDoor {
 }
 
 /**
- * The front door: the REST GET operations, and POSTs to the MCP and A2A endpoints, answered straight
- * from node:http, before Fastify routes them: the same pipeline (`runOperation`), the same request id, client address, query parsing (fast-querystring,
- * as Fastify's router) and the same status, headers and body as the Fastify route. It exists for
- * speed: on a cached public read (the upcoming list, an event lookup) Fastify's per-request request
- * and reply objects, hooks and child logger cost more than the read itself (docs/benchmarks.md).
- * Anything it is not sure to answer as Fastify would (another method, a request body, a path that
- * is not byte for byte an operation's, a fragment, a server that is closing) goes to Fastify.
+ * The front door: the REST GET operations, the REST POST operations that take a JSON body, and
+ * POSTs to the MCP and A2A endpoints, answered straight from node:http before Fastify routes them:
+ * the same pipeline (`runOperation`), the same request id, client address, query parsing
+ * (fast-querystring, as Fastify's router), JSON parser and the same status, headers and body as the
+ * Fastify route. It exists for speed: on a cached public read (the upcoming list, an event lookup)
+ * Fastify's per-request request and reply objects, hooks and child logger cost more than the read
+ * itself, and about 7 µs of a highlight write (docs/benchmarks.md). Anything it is not sure to
+ * answer as Fastify would (another method, a path that is not byte for byte an operation's, a
+ * fragment, a server that is closing) goes to Fastify.
  *
- * A POST to a JSON-RPC endpoint (MCP, A2A) runs the endpoint's own exchange (PostEndpoint, the
- * function its Fastify route calls) on the body read here. Only a plain one comes this way: a
- * Content-Type, a Content-Length between 1 and the endpoint's body limit, no Transfer-Encoding; any other goes to Fastify, which refuses or
- * parses it as it always has.
+ * A POST comes this way only with a Content-Length between 1 and the endpoint's or operation's body
+ * limit, no Transfer-Encoding and a Content-Type; a REST operation's only as plain JSON (PLAIN_JSON)
+ * with no Content-Encoding. A JSON-RPC endpoint (MCP, A2A) runs its own exchange (PostEndpoint, the
+ * function its Fastify route calls) on the body read here; a REST operation's body goes through
+ * the app's JSON parser (Fastify's, `parseJson`), and one it refuses is answered as the app's error
+ * handler answers it. Any other POST goes to Fastify, which refuses or parses it as it always has.
  */
 export function frontDoor(
   deps: Deps,
@@ -80,13 +97,18 @@ export function frontDoor(
   log: Logger,
   trustProxy: boolean,
   endpoints: readonly PostEndpoint[] = [],
+  parseJson?: JsonBodyParser,
 ): FrontDoor {
   const posts = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
   const routes = new Map<string, DirectRoute>();
+  const bodyRoutes = new Map<string, DirectRoute>();
   for (const op of operations.filter(isRestOperation)) {
-    if (op.method !== 'GET' || op.inputFrom !== 'query') continue;
     const extraHeaders = op.deprecated ? deprecationHeaders(op) : undefined;
-    for (const path of [op.path, ...(op.aliases ?? [])]) routes.set(path, { op, extraHeaders });
+    const paths = [op.path, ...(op.aliases ?? [])];
+    if (op.method === 'GET' && op.inputFrom === 'query')
+      for (const path of paths) routes.set(path, { op, extraHeaders });
+    if (parseJson && op.method === 'POST' && op.inputFrom === 'body')
+      for (const path of paths) bodyRoutes.set(path, { op, extraHeaders, bodyLimit: bodyCapOf(op, deps) });
   }
   const trustAll = () => true;
   const clientIp = trustProxy
@@ -113,24 +135,85 @@ export function frontDoor(
       queryInput(query),
       operations,
     );
-    let result: CallResult;
+    send(route.extraHeaders, request, response, id, await resultOf(route, call, id));
+    logEnd(id, response.statusCode, started);
+  }
+
+  /** A POST operation's call: the body read and parsed as its Fastify route would. */
+  async function answerBody(
+    route: DirectRoute,
+    request: IncomingMessage,
+    response: ServerResponse,
+    id: string,
+    length: number,
+  ): Promise<void> {
+    const started = logStart(id, 'POST', request.url);
+    const rawBody = await readBody(request, length);
+    let input: unknown;
     try {
-      result = await runOperation(deps, route.op, call);
+      input = (parseJson as JsonBodyParser)(rawBody);
+    } catch (error) {
+      // As the app's error handler answers a body Fastify's parser refused (a 4xx, not logged), with
+      // none of the operation's own headers.
+      const rendered = renderError(translateFrameworkError(error as Error), { requestId: id });
+      send(undefined, request, response, id, {
+        status: rendered.status,
+        headers: rendered.headers,
+        body: rendered.body,
+      });
+      return logEnd(id, rendered.status, started);
+    }
+    const call = callRequestFrom(
+      {
+        id,
+        ip: clientIp(request),
+        headers: request.headers,
+        log,
+        method: 'POST',
+        url: request.url,
+        body: input,
+        rawBody,
+      },
+      input,
+      operations,
+    );
+    send(route.extraHeaders, request, response, id, await resultOf(route, call, id));
+    logEnd(id, response.statusCode, started);
+  }
+
+  async function resultOf(route: DirectRoute, call: CallRequest, id: string): Promise<CallResult> {
+    try {
+      return await runOperation(deps, route.op, call);
     } catch (error) {
       const failure = toApiError(error);
       if (failure.status === 503) logUnavailable(log, error);
       else log.error({ err: error, requestId: id }, 'request failed');
-      result = renderError(failure, { requestId: id });
+      return renderError(failure, { requestId: id });
     }
+  }
+
+  /** A REST answer as the Fastify route sends it (see restAnswer). */
+  function send(
+    extraHeaders: Record<string, string> | undefined,
+    request: IncomingMessage,
+    response: ServerResponse,
+    id: string,
+    result: CallResult,
+  ): void {
     const headers = ['x-request-id', id, 'x-content-type-options', 'nosniff'];
-    const payload = restAnswer(result, route.extraHeaders, header(request, 'accept-encoding'), headers);
+    const payload = restAnswer(result, extraHeaders, header(request, 'accept-encoding'), headers);
     if (payload !== undefined) {
       const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       headers.push('content-type', JSON_TYPE, 'content-length', String(length));
     }
     response.writeHead(result.status, headers);
     response.end(payload);
-    logEnd(id, result.status, started);
+  }
+
+  async function readBody(request: IncomingMessage, length: number): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    return (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)).toString('utf8');
   }
 
   function logStart(id: string, method: string, url: string | undefined): number {
@@ -155,9 +238,7 @@ export function frontDoor(
     length: number,
   ): Promise<void> {
     const started = logStart(id, 'POST', request.url);
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)).toString('utf8');
+    const body = await readBody(request, length);
     let answer: PostAnswer;
     try {
       answer = await endpoint.exchange({
@@ -189,13 +270,25 @@ export function frontDoor(
   }
 
   /** The length of a POST body this door can read as Fastify would; undefined: Fastify's to answer. */
-  function readableLength(request: IncomingMessage, endpoint: PostEndpoint): number | undefined {
+  function readableLength(request: IncomingMessage, bodyLimit: number): number | undefined {
     const { headers } = request;
     const declared = headers['content-length'];
     if (declared === undefined || headers['transfer-encoding'] !== undefined) return undefined;
     if (headers['content-type'] === undefined || !/^[1-9][0-9]{0,9}$/.test(declared)) return undefined;
     const length = Number(declared);
-    return length <= endpoint.bodyLimit ? length : undefined;
+    return length <= bodyLimit ? length : undefined;
+  }
+
+  /**
+   * A POST operation's body this door reads as Fastify would: plain JSON (see PLAIN_JSON), no
+   * Content-Encoding, a length within the operation's cap; undefined: Fastify's to answer.
+   */
+  function plainJsonLength(request: IncomingMessage, route: DirectRoute): number | undefined {
+    const { headers } = request;
+    const type = headers['content-type'];
+    if (type === undefined || !PLAIN_JSON.has(type) || headers['content-encoding'] !== undefined)
+      return undefined;
+    return readableLength(request, route.bodyLimit as number);
   }
 
   function failWriting(error: unknown, id: string, response: ServerResponse): void {
@@ -211,12 +304,19 @@ export function frontDoor(
     serve(request, response) {
       if (stopped) return false;
       if (request.method === 'POST') {
-        const endpoint = posts.get(request.url ?? '');
-        const length = endpoint && readableLength(request, endpoint);
-        if (!endpoint || length === undefined) return false;
+        const url = request.url ?? '';
+        const endpoint = posts.get(url);
+        const route = endpoint ? undefined : bodyRoutes.get(url);
+        const length = endpoint
+          ? readableLength(request, endpoint.bodyLimit)
+          : route && plainJsonLength(request, route);
+        if (length === undefined) return false;
         answered++;
         const id = acceptRequestId(request.headers['x-request-id']) ?? randomUUID();
-        answerPost(endpoint, request, response, id, length).catch((error) => {
+        const answering = endpoint
+          ? answerPost(endpoint, request, response, id, length)
+          : answerBody(route as DirectRoute, request, response, id, length);
+        answering.catch((error) => {
           // A client that went away mid-body has nobody to answer: the request ends here, said once.
           if (request.destroyed || request.readableAborted) {
             if (logsRequests) log.info({ reqId: id }, 'request aborted before its body arrived');

@@ -150,7 +150,7 @@ export function registerRestOperations(
 }
 
 /** Failures Fastify raises before an operation runs (body size, media type, JSON syntax). */
-function translateFrameworkError(error: Error & { code?: string; statusCode?: number }): ApiError {
+export function translateFrameworkError(error: Error & { code?: string; statusCode?: number }): ApiError {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return payloadTooLarge();
