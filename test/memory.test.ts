@@ -40,7 +40,7 @@ function packagesProbe(out: string): string {
   const probe = join(workDir, 'packages-probe.mjs');
   writeFileSync(
     probe,
-    `import { writeFileSync } from 'node:fs';
+    `import { renameSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
 const packages = new Set();
 module.registerHooks({
@@ -51,7 +51,11 @@ module.registerHooks({
     return resolved;
   },
 });
-const write = () => writeFileSync(${JSON.stringify(out)}, JSON.stringify([...packages]));
+// Written aside and renamed: the test waits for the file to exist, and must never read it half written.
+const write = () => {
+  writeFileSync(${JSON.stringify(`${out}.part`)}, JSON.stringify([...packages]));
+  renameSync(${JSON.stringify(`${out}.part`)}, ${JSON.stringify(out)});
+};
 process.on('SIGUSR2', write);
 process.on('exit', write);
 `,
