@@ -210,10 +210,22 @@ export function frontDoor(
     response.end(payload);
   }
 
-  async function readBody(request: IncomingMessage, length: number): Promise<string> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    return (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)).toString('utf8');
+  /**
+   * The body as UTF-8 text. Read with listeners rather than `for await`: the stream's async iterator
+   * cost about 3 % of a highlight write's CPU. Fails when the request ends before its body did.
+   */
+  function readBody(request: IncomingMessage, length: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.once('end', () =>
+        resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)).toString('utf8')),
+      );
+      request.once('error', reject);
+      request.once('close', () => {
+        if (!request.complete) reject(new Error('the request ended before its body'));
+      });
+    });
   }
 
   function logStart(id: string, method: string, url: string | undefined): number {
