@@ -7,7 +7,7 @@ import { bodyCapOf } from '../operations/body-cap.ts';
 import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
-import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
+import { isRestOperation, type Operation } from '../operations/types.ts';
 import {
   callRequestFrom,
   deprecationHeaders,
@@ -135,8 +135,14 @@ export function frontDoor(
       queryInput(query),
       operations,
     );
-    send(route.extraHeaders, request, response, id, await resultOf(route, call, id));
-    logEnd(id, response.statusCode, started);
+    let result: CallResult;
+    try {
+      result = await runOperation(deps, route.op, call);
+    } catch (error) {
+      result = failureResult(error, id);
+    }
+    send(route.extraHeaders, request, response, id, result);
+    logEnd(id, result.status, started);
   }
 
   /** A POST operation's call: the body read and parsed as its Fastify route would. */
@@ -177,19 +183,22 @@ export function frontDoor(
       input,
       operations,
     );
-    send(route.extraHeaders, request, response, id, await resultOf(route, call, id));
-    logEnd(id, response.statusCode, started);
+    let result: CallResult;
+    try {
+      result = await runOperation(deps, route.op, call);
+    } catch (error) {
+      result = failureResult(error, id);
+    }
+    send(route.extraHeaders, request, response, id, result);
+    logEnd(id, result.status, started);
   }
 
-  async function resultOf(route: DirectRoute, call: CallRequest, id: string): Promise<CallResult> {
-    try {
-      return await runOperation(deps, route.op, call);
-    } catch (error) {
-      const failure = toApiError(error);
-      if (failure.status === 503) logUnavailable(log, error);
-      else log.error({ err: error, requestId: id }, 'request failed');
-      return renderError(failure, { requestId: id });
-    }
+  /** The answer to an operation that threw (the pipeline renders its own errors: this is a fault). */
+  function failureResult(error: unknown, id: string): CallResult {
+    const failure = toApiError(error);
+    if (failure.status === 503) logUnavailable(log, error);
+    else log.error({ err: error, requestId: id }, 'request failed');
+    return renderError(failure, { requestId: id });
   }
 
   /** A REST answer as the Fastify route sends it (see restAnswer). */

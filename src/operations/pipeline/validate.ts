@@ -89,6 +89,42 @@ export function nestedDeeperThan(value: unknown, max: number = MAX_NESTING): boo
  * overflow the call stack.
  */
 function storageProblem(value: unknown): { field: string; message: string } | undefined {
+  return storable(value) ? undefined : namedStorageProblem(value);
+}
+
+/**
+ * Whether nothing in the value is a storage problem: the same walk, keeping depths instead of paths
+ * (a path array per field is most of the walk's cost, and a field is named only when one is found).
+ */
+function storable(value: unknown): boolean {
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const current = values.pop();
+    const depth = depths.pop() as number;
+    if (depth > MAX_NESTING) return false;
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) return false;
+    } else if (typeof current === 'number') {
+      if (!Number.isFinite(current)) return false;
+    } else if (Array.isArray(current)) {
+      for (const item of current) {
+        values.push(item);
+        depths.push(depth + 1);
+      }
+    } else if (current !== null && typeof current === 'object') {
+      for (const key in current) {
+        if (!Object.hasOwn(current, key)) continue;
+        if (key.includes('\u0000')) return false;
+        values.push((current as Record<string, unknown>)[key]);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return true;
+}
+
+function namedStorageProblem(value: unknown): { field: string; message: string } | undefined {
   const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
   while (pending.length > 0) {
     const { value: current, path } = pending.pop()!;
