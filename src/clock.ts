@@ -28,6 +28,16 @@ export function utcDayStart(ms: number): number {
   return ms - (ms % MS.day);
 }
 
+/** The last instant printed: an answer's times repeat within a millisecond under load. */
+let lastMs = Number.NaN;
+let lastIso = '';
+
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastMs) {
+    // toISOString throws for an invalid date, as before; nothing is kept then.
+    const text = new Date(ms).toISOString();
+    lastMs = ms;
+    lastIso = text;
+  }
+  return lastIso;
 }

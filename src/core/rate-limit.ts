@@ -58,11 +58,17 @@ const policyHeaders = new Map<string, string>();
 
 /** RateLimit-Policy depends only on which policies applied, so each combination is serialized once. */
 const singlePolicyHeaders = new WeakMap<RatePolicy, string>();
+/** A write's pair: the token's window and the operation's quota, by the identity of both. */
+const pairPolicyHeaders = new WeakMap<RatePolicy, WeakMap<RatePolicy, string>>();
 
 function policyHeader(outcomes: PolicyOutcome[]): string {
-  // Most calls are charged one long-lived policy object: remember its header by identity.
+  // Most calls are charged one or two long-lived policy objects: remember their header by identity.
   if (outcomes.length === 1) {
     const cached = singlePolicyHeaders.get(outcomes[0].policy);
+    if (cached !== undefined) return cached;
+  }
+  if (outcomes.length === 2) {
+    const cached = pairPolicyHeaders.get(outcomes[0].policy)?.get(outcomes[1].policy);
     if (cached !== undefined) return cached;
   }
   const id = outcomes.map((o) => `${o.policy.name}/${o.policy.limit}/${o.policy.window}`).join(',');
@@ -80,6 +86,14 @@ function policyHeader(outcomes: PolicyOutcome[]): string {
     if (policyHeaders.size < 256) policyHeaders.set(id, value);
   }
   if (outcomes.length === 1) singlePolicyHeaders.set(outcomes[0].policy, value);
+  if (outcomes.length === 2) {
+    let second = pairPolicyHeaders.get(outcomes[0].policy);
+    if (!second) {
+      second = new WeakMap();
+      pairPolicyHeaders.set(outcomes[0].policy, second);
+    }
+    second.set(outcomes[1].policy, value);
+  }
   return value;
 }
 

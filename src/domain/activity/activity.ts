@@ -14,9 +14,17 @@ export interface ActivityRecord {
   at: number;
 }
 
+/** The last millisecond's id prefix: under load many calls share one (base 36 is slow to print). */
+let lastAt = Number.NaN;
+let lastPrefix = '';
+
 /** Ids sort by time (base-36 milliseconds, fixed width) so the newest-first read is an index scan. */
 function activityId(at: number): string {
-  return `${at.toString(36).padStart(10, '0')}${pooledRandomHex(5)}`;
+  if (at !== lastAt) {
+    lastAt = at;
+    lastPrefix = at.toString(36).padStart(10, '0');
+  }
+  return `${lastPrefix}${pooledRandomHex(5)}`;
 }
 
 /** A new activity id for a call at `at`: the pipeline picks it before the call, to find the row after. */

@@ -12,8 +12,17 @@ import type { Clocked, Configured, Store } from '../ports.ts';
 /** How long a story waits for a moderator before it leaves the queue unreviewed. */
 export const PENDING_TTL_MS = 7 * MS.day;
 
+const quotaByLimits = new WeakMap<object, RatePolicy>();
+
+/** One policy object per configuration: the answer's RateLimit-Policy header is kept by its identity. */
 export function highlightQuota(deps: Configured<'limits'>): RatePolicy {
-  return { name: 'highlights', limit: deps.config.limits.highlightsPerDay, window: 'utc_day', per: 'token' };
+  const { limits } = deps.config;
+  let policy = quotaByLimits.get(limits);
+  if (!policy) {
+    policy = { name: 'highlights', limit: limits.highlightsPerDay, window: 'utc_day', per: 'token' };
+    quotaByLimits.set(limits, policy);
+  }
+  return policy;
 }
 
 export interface Submission {
