@@ -7,7 +7,7 @@ import { bodyCapOf } from '../operations/body-cap.ts';
 import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
-import { isRestOperation, type Operation } from '../operations/types.ts';
+import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
 import {
   callRequestFrom,
   deprecationHeaders,
@@ -122,7 +122,7 @@ export function frontDoor(
   // Fastify logs two lines per request at level info and below.
   const logsRequests = ['trace', 'debug', 'info'].includes(log.level);
 
-  async function answer(
+  function answer(
     route: DirectRoute,
     request: IncomingMessage,
     response: ServerResponse,
@@ -135,14 +135,7 @@ export function frontDoor(
       queryInput(query),
       operations,
     );
-    let result: CallResult;
-    try {
-      result = await runOperation(deps, route.op, call);
-    } catch (error) {
-      result = failureResult(error, id);
-    }
-    send(route.extraHeaders, request, response, id, result);
-    logEnd(id, result.status, started);
+    return runAndSend(route, call, request, response, started);
   }
 
   /** A POST operation's call: the body read and parsed as its Fastify route would. */
@@ -183,14 +176,25 @@ export function frontDoor(
       input,
       operations,
     );
+    await runAndSend(route, call, request, response, started);
+  }
+
+  /** Runs the operation and sends its answer (the one await a GET costs). */
+  async function runAndSend(
+    route: DirectRoute,
+    call: CallRequest,
+    request: IncomingMessage,
+    response: ServerResponse,
+    started: number,
+  ): Promise<void> {
     let result: CallResult;
     try {
       result = await runOperation(deps, route.op, call);
     } catch (error) {
-      result = failureResult(error, id);
+      result = failureResult(error, call.requestId);
     }
-    send(route.extraHeaders, request, response, id, result);
-    logEnd(id, result.status, started);
+    send(route.extraHeaders, request, response, call.requestId, result);
+    logEnd(call.requestId, result.status, started);
   }
 
   /** The answer to an operation that threw (the pipeline renders its own errors: this is a fault). */
