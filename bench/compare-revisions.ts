@@ -1,15 +1,17 @@
 // One row served by two checkouts of the service, in interleaved rounds on the same machine and
 // minute: this tree and BENCH_COMPARE_DIR (another checkout, e.g. `git worktree add /tmp/before REV`
 // with node_modules linked). Rows as in bench/run.ts: BENCH_COMPARE_ROW=b (GET /api/agent/setup-check
-// with a bearer, the default), c (POST a highlight with a sandbox token) or d (real highlight writes,
-// a new story id each).
-// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_COMPARE_ROW=b|c|d] [BENCH_ROUNDS=5] node bench/compare-revisions.ts
+// with a bearer, the default), c (POST a highlight with a sandbox token), d (real highlight writes,
+// a new story id each) or e2 (an MCP tools/call of ic_activity_get_recent with a bearer, as
+// bench/surfaces.ts sends it).
+// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_COMPARE_ROW=b|c|d|e2] [BENCH_ROUNDS=5] node bench/compare-revisions.ts
 import type autocannon from 'autocannon';
 import {
   benchEnvironment,
   cli,
   highlightStory,
   interleavedRounds,
+  mcpToolCall,
   mintBenchToken,
   type RoundSide,
   type Server,
@@ -58,9 +60,15 @@ const rows: Record<
       };
     },
   },
+  e2: {
+    name: '(e2) MCP tools/call ic_activity_get_recent, bearer',
+    scopes: 'read:public,membership:read',
+    sandbox: false,
+    request: (token) => mcpToolCall('/api/mcp', 'ic_activity_get_recent', { limit: 5 }, token),
+  },
 };
 const measured = rows[row];
-if (!measured) throw new Error(`BENCH_COMPARE_ROW is b, c or d, not ${row}`);
+if (!measured) throw new Error(`BENCH_COMPARE_ROW is b, c, d or e2, not ${row}`);
 
 /** A server of the checkout in `dir`, on a database of its own with one bench token. */
 async function serveFrom(
