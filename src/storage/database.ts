@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { AUTH_LISTENER_NAME, type AuthListener, listenForAuthChanges } from './auth-listener.ts';
 import { InvalidatingCache } from './invalidating-cache.ts';
 import { namingPool } from './named-statements.ts';
-import { refuseToPrepare, registerDirectReader, registerDirectRunner } from './prepared.ts';
+import { refuseToPrepare, registerDirectRunner } from './prepared.ts';
 import type { Db } from './schema.ts';
 import type { CounterStoreLog } from './window-counters.ts';
 import { WriteWatchPlugin } from './write-watch.ts';
@@ -98,7 +98,6 @@ function openSqlite(path: string): Database {
   const watch = watchCachedTables(authCache);
   const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
   refuseToPrepare(db, (node) => watch.watches(node));
-  registerDirectReader(db, (text, parameters) => cached.prepare(text).all(parameters));
   registerDirectRunner(db, (text, parameters) => {
     const statement = cached.prepare(text);
     if (statement.reader) return statement.all(parameters);

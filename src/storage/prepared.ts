@@ -4,29 +4,19 @@ import { DEFERRED_WRITE } from './statement-groups.ts';
 
 const SENTINEL = '\u0000param:';
 
-type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[];
-
 /** Runs one statement on the embedded engine's connection at once: its rows (none for a plain write). */
 export type DirectRunner = (sql: string, parameters: readonly unknown[]) => unknown[];
 
 /**
- * The embedded engine answers reads synchronously. A read-only prepared query on the database itself
- * (never inside a transaction: those go through Kysely) may skip the connection lock and its promise
- * hops. Reads that overlap an open transaction on the one SQLite connection can see its uncommitted
- * rows; the only reads taking this path (token lookups) are safe with that.
- */
-const directReaders = new WeakMap<object, DirectReader>();
-
-export function registerDirectReader(db: Db, reader: DirectReader): void {
-  directReaders.set(db, reader);
-}
-
-/**
- * Inside a transaction on the embedded engine, the transaction holds the one connection from its
- * BEGIN to its COMMIT, so a prepared statement may run on it at once: the same statement on the same
- * connection, without the driver's connection lock, result plugins and promise hops (a highlight
- * write runs five such statements). Keyed by the dialect adapter, which the database and its
- * transactions share.
+ * The embedded engine runs statements synchronously on its one connection, so a prepared statement
+ * may skip Kysely's driver (its connection lock, result plugins and promise hops) in two cases:
+ * - inside a transaction, which holds the connection from its BEGIN to its COMMIT: the same
+ *   statement on the same connection (a highlight write runs five such statements);
+ * - a read marked `directRead` on the database itself. Reads that overlap an open transaction on
+ *   the one connection can see its uncommitted rows; the only reads taking this path (token
+ *   lookups) are safe with that.
+ * Keyed by the dialect adapter, which the database and its transactions share. PostgreSQL registers
+ * none: its statements always go through Kysely.
  */
 const directRunners = new WeakMap<object, DirectRunner>();
 
@@ -84,9 +74,7 @@ export function prepare<Row>(
     const parameters = query.parameters.map((p) =>
       typeof p === 'string' && p.startsWith(SENTINEL) ? args[Number(p.slice(SENTINEL.length))] : p,
     );
-    const direct = options.directRead ? directReaders.get(executor) : undefined;
-    if (direct) return direct(query.sql, parameters) as Row[];
-    if (executor.isTransaction) {
+    if (options.directRead || executor.isTransaction) {
       const run = directRunners.get(adapter);
       if (run) return run(query.sql, parameters) as Row[];
     }

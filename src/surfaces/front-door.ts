@@ -51,8 +51,11 @@ interface DirectRoute {
   op: Operation;
   /** Deprecation and Sunset of a deprecated operation, as the Fastify route adds them. */
   extraHeaders?: Record<string, string>;
-  /** A POST operation's body cap, as its Fastify route has it. */
-  bodyLimit?: number;
+}
+
+/** A POST operation taking a JSON body, with its body cap as its Fastify route has it. */
+interface BodyRoute extends DirectRoute {
+  bodyLimit: number;
 }
 
 /**
@@ -101,7 +104,7 @@ export function frontDoor(
 ): FrontDoor {
   const posts = new Map(endpoints.map((endpoint) => [endpoint.path, endpoint]));
   const routes = new Map<string, DirectRoute>();
-  const bodyRoutes = new Map<string, DirectRoute>();
+  const bodyRoutes = new Map<string, BodyRoute>();
   for (const op of operations.filter(isRestOperation)) {
     const extraHeaders = op.deprecated ? deprecationHeaders(op) : undefined;
     const paths = [op.path, ...(op.aliases ?? [])];
@@ -140,7 +143,7 @@ export function frontDoor(
 
   /** A POST operation's call: the body read and parsed as its Fastify route would. */
   async function answerBody(
-    route: DirectRoute,
+    route: BodyRoute,
     request: IncomingMessage,
     response: ServerResponse,
     id: string,
@@ -154,13 +157,9 @@ export function frontDoor(
     } catch (error) {
       // As the app's error handler answers a body Fastify's parser refused (a 4xx, not logged), with
       // none of the operation's own headers.
-      const rendered = renderError(translateFrameworkError(error as Error), { requestId: id });
-      send(undefined, request, response, id, {
-        status: rendered.status,
-        headers: rendered.headers,
-        body: rendered.body,
-      });
-      return logEnd(id, rendered.status, started);
+      const refused = renderError(translateFrameworkError(error as Error), { requestId: id });
+      send(undefined, request, response, id, refused);
+      return logEnd(id, refused.status, started);
     }
     const call = callRequestFrom(
       {
@@ -200,9 +199,14 @@ export function frontDoor(
   /** The answer to an operation that threw (the pipeline renders its own errors: this is a fault). */
   function failureResult(error: unknown, id: string): CallResult {
     const failure = toApiError(error);
-    if (failure.status === 503) logUnavailable(log, error);
-    else log.error({ err: error, requestId: id }, 'request failed');
+    logFault(error, failure.status, id);
     return renderError(failure, { requestId: id });
+  }
+
+  /** As the app's error handlers log what a route threw (an unavailable database: throttled). */
+  function logFault(error: unknown, status: number, id: string): void {
+    if (status === 503) logUnavailable(log, error);
+    else log.error({ err: error, requestId: id }, 'request failed');
   }
 
   /** A REST answer as the Fastify route sends it (see restAnswer). */
@@ -277,8 +281,7 @@ export function frontDoor(
       });
     } catch (error) {
       answer = endpoint.failed(error, id);
-      if (answer.status === 503) logUnavailable(log, error);
-      else log.error({ err: error, requestId: id }, 'request failed');
+      logFault(error, answer.status, id);
     }
     const headers = ['x-request-id', id, 'x-content-type-options', 'nosniff'];
     for (const name in endpoint.commonHeaders) headers.push(name, endpoint.commonHeaders[name]);
@@ -308,12 +311,12 @@ export function frontDoor(
    * A POST operation's body this door reads as Fastify would: plain JSON (see PLAIN_JSON), no
    * Content-Encoding, a length within the operation's cap; undefined: Fastify's to answer.
    */
-  function plainJsonLength(request: IncomingMessage, route: DirectRoute): number | undefined {
+  function plainJsonLength(request: IncomingMessage, route: BodyRoute): number | undefined {
     const { headers } = request;
     const type = headers['content-type'];
     if (type === undefined || !PLAIN_JSON.has(type) || headers['content-encoding'] !== undefined)
       return undefined;
-    return readableLength(request, route.bodyLimit as number);
+    return readableLength(request, route.bodyLimit);
   }
 
   function failWriting(error: unknown, id: string, response: ServerResponse): void {
@@ -340,7 +343,7 @@ export function frontDoor(
         const id = acceptRequestId(request.headers['x-request-id']) ?? randomUUID();
         const answering = endpoint
           ? answerPost(endpoint, request, response, id, length)
-          : answerBody(route as DirectRoute, request, response, id, length);
+          : answerBody(route as BodyRoute, request, response, id, length);
         answering.catch((error) => {
           // A client that went away mid-body has nobody to answer: the request ends here, said once.
           if (request.destroyed || request.readableAborted) {

@@ -92,6 +92,14 @@ function storageProblem(value: unknown): { field: string; message: string } | un
   return storable(value) ? undefined : namedStorageProblem(value);
 }
 
+/** What no storage engine holds in a string or a number: the end of the message naming it. */
+function leafProblem(value: unknown): string | undefined {
+  if (typeof value === 'string')
+    return value.includes('\u0000') ? 'must not contain the NUL character (U+0000)' : undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : 'must be a finite number';
+  return undefined;
+}
+
 /**
  * Whether nothing in the value is a storage problem: the same walk, keeping depths instead of paths
  * (a path array per field is most of the walk's cost, and a field is named only when one is found).
@@ -103,16 +111,14 @@ function storable(value: unknown): boolean {
     const current = values.pop();
     const depth = depths.pop() as number;
     if (depth > MAX_NESTING) return false;
-    if (typeof current === 'string') {
-      if (current.includes('\u0000')) return false;
-    } else if (typeof current === 'number') {
-      if (!Number.isFinite(current)) return false;
+    if (current === null || typeof current !== 'object') {
+      if (leafProblem(current)) return false;
     } else if (Array.isArray(current)) {
       for (const item of current) {
         values.push(item);
         depths.push(depth + 1);
       }
-    } else if (current !== null && typeof current === 'object') {
+    } else {
       for (const key in current) {
         if (!Object.hasOwn(current, key)) continue;
         if (key.includes('\u0000')) return false;
@@ -132,20 +138,16 @@ function namedStorageProblem(value: unknown): { field: string; message: string }
       const field = fieldName(path.slice(0, MAX_NESTING));
       return { field, message: `${field} is nested deeper than ${MAX_NESTING} levels` };
     }
-    if (typeof current === 'string') {
-      if (current.includes('\u0000')) {
+    if (current === null || typeof current !== 'object') {
+      const problem = leafProblem(current);
+      if (problem) {
         const field = fieldName(path);
-        return { field, message: `${field} must not contain the NUL character (U+0000)` };
-      }
-    } else if (typeof current === 'number') {
-      if (!Number.isFinite(current)) {
-        const field = fieldName(path);
-        return { field, message: `${field} must be a finite number` };
+        return { field, message: `${field} ${problem}` };
       }
     } else if (Array.isArray(current)) {
       for (let index = current.length - 1; index >= 0; index--)
         pending.push({ value: current[index], path: [...path, index] });
-    } else if (current !== null && typeof current === 'object') {
+    } else {
       const keys = Object.keys(current);
       for (let index = keys.length - 1; index >= 0; index--) {
         const key = keys[index];
