@@ -105,7 +105,9 @@ describe('window counter stores', () => {
           await assert.rejects(
             database.db
               .transaction()
-              .execute((trx) => counters.hitCommittedLazily(trx, 'in-a-transaction', Date.now() + 60_000)),
+              .execute((trx) =>
+                counters.hitManyCommittedLazily(trx, ['in-a-transaction'], [1], [Date.now() + 60_000]),
+              ),
             /never inside one/,
           );
         }
@@ -115,6 +117,71 @@ describe('window counter stores', () => {
       }
     });
   }
+
+  const postgres = engines.find((e) => e.name === 'postgres')!;
+  test('database (postgres): hits that wait go together in one statement, exact across instances', {
+    skip: postgres.skip,
+  }, async () => {
+    const target = await freshDatabase('postgres');
+    const database = openDatabase(target.url);
+    try {
+      await migrateToLatest(database.db);
+      // Two instances' stores on the one database, their hits of four windows issued together.
+      const stores: WindowCounterStore[] = [
+        new DatabaseWindowCounters(database.db, 'postgres'),
+        new DatabaseWindowCounters(database.db, 'postgres'),
+      ];
+      const prefix = `batch:${randomBytes(4).toString('hex')}`;
+      const keys = ['a', 'b', 'c', 'd'].map((window) => `${prefix}:${window}`);
+      const expiresAt = Date.now() + MS.minute;
+      const hits = Array.from({ length: 200 }, (_, i) => ({ key: keys[i % 4], store: stores[(i >> 2) % 2] }));
+      const counts = await Promise.all(hits.map(({ key, store }) => store.hit(key, expiresAt, Date.now())));
+      for (const key of keys) {
+        const mine = counts.filter((_, i) => hits[i].key === key).sort((a, b) => a - b);
+        assert.deepEqual(
+          mine,
+          Array.from({ length: 50 }, (_, i) => i + 1),
+          `${key}: every hit its own count`,
+        );
+      }
+      // Each store sent its first hit alone and the rest in one statement: every window's row was
+      // last written by one of two transactions (one per store), not by one of 200.
+      const rows = await sql<{ key: string; count: number; writer: string }>`
+        select key, count, xmin::text as writer from counters where key like ${`${prefix}:%`} order by key`.execute(
+        database.db,
+      );
+      assert.deepEqual(
+        rows.rows.map((row) => [row.key, Number(row.count)]),
+        keys.map((key) => [key, 50]),
+      );
+      assert.ok(new Set(rows.rows.map((row) => row.writer)).size <= 2, JSON.stringify(rows.rows));
+      // A window after a batch starts from what the batch left.
+      assert.equal(await stores[0].hit(keys[0], expiresAt, Date.now()), 51);
+    } finally {
+      await database.close();
+      await target.drop();
+    }
+  });
+
+  test('database (postgres): a statement that fails fails every hit it carried, and the next ones', {
+    skip: postgres.skip,
+  }, async () => {
+    const database = openDatabase(`postgres://postgres@127.0.0.1:${await closedPort()}/absent`);
+    try {
+      const store: WindowCounterStore = new DatabaseWindowCounters(database.db, 'postgres');
+      const expiresAt = Date.now() + MS.minute;
+      const results = await Promise.allSettled(
+        Array.from({ length: 5 }, (_, i) => store.hit(`down:${i % 2}`, expiresAt, Date.now())),
+      );
+      assert.deepEqual(
+        results.map((result) => result.status),
+        ['rejected', 'rejected', 'rejected', 'rejected', 'rejected'],
+      );
+      await assert.rejects(async () => store.hit('down:later', expiresAt, Date.now()));
+    } finally {
+      await database.close();
+    }
+  });
 
   test('redis: exact under concurrency, and keys expire with their window', { skip: redisSkip }, async () => {
     const prefix = `test-${randomBytes(4).toString('hex')}`;

@@ -10,24 +10,26 @@ const hitCounter = prepare((db) =>
     .returning('count'),
 );
 
-// The same upsert, its transaction (the statement's own: never call it on a transaction) committed
-// without waiting for the WAL flush. set_config(..., true) lasts until the end of the transaction,
-// which PostgreSQL reads at commit; the row source makes the planner evaluate it once, first.
-const hitCounterLazily = prepare((db) =>
+// Many windows' hits in one upsert, its transaction (the statement's own: never call it on a
+// transaction) committed without waiting for the WAL flush. set_config(..., true) lasts until the end
+// of the transaction, which PostgreSQL reads at commit; the WHERE is evaluated once, before the
+// arrays are unnested into rows. The rows are upserted in the arrays' order, so callers that sort
+// their keys lock them in one order and two batches cannot deadlock.
+const hitManyLazily = prepare((db) =>
   db
     .insertInto('counters')
     .columns(['key', 'count', 'expires_at'])
     .expression(
       db
         .selectNoFrom([
-          sql<string>`${arg(0)}::text`.as('key'),
-          sql<number>`1`.as('count'),
-          sql<number>`${arg(1)}::bigint`.as('expires_at'),
+          sql<string>`unnest(${arg(0)}::text[])`.as('key'),
+          sql<number>`unnest(${arg(1)}::int[])`.as('count'),
+          sql<number>`unnest(${arg(2)}::bigint[])`.as('expires_at'),
         ])
         .where(sql<boolean>`set_config('synchronous_commit', 'off', true) = 'off'`),
     )
-    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql`counters.count + 1` }))
-    .returning('count'),
+    .onConflict((oc) => oc.column('key').doUpdateSet({ count: sql`counters.count + excluded.count` }))
+    .returning(['key', 'count']),
 );
 
 const takeCounter = prepare((db) =>
@@ -56,13 +58,20 @@ export const counters = {
   },
 
   /**
-   * `hit` for a short window on PostgreSQL, committed asynchronously (DatabaseWindowCounters says
-   * why). Only on the pool: inside a transaction it would make that whole transaction's commit lazy.
+   * Adds `hits[i]` to window `keys[i]` (sorted, each once) in one statement on PostgreSQL, committed
+   * asynchronously (DatabaseWindowCounters says why): each window's count after. Only on the pool:
+   * inside a transaction it would make that whole transaction's commit lazy.
    */
-  async hitCommittedLazily(db: Db, key: string, expiresAt: number): Promise<number> {
-    if (db.isTransaction) throw new Error('hitCommittedLazily runs its own transaction, never inside one');
-    const [row] = await hitCounterLazily(db, key, expiresAt);
-    return Number(row.count);
+  async hitManyCommittedLazily(
+    db: Db,
+    keys: readonly string[],
+    hits: readonly number[],
+    expiresAt: readonly number[],
+  ): Promise<Map<string, number>> {
+    if (db.isTransaction)
+      throw new Error('hitManyCommittedLazily runs its own transaction, never inside one');
+    const rows = await hitManyLazily(db, keys, hits, expiresAt);
+    return new Map(rows.map((row) => [row.key, Number(row.count)]));
   },
 
   /** Increments only while below the limit; undefined means the limit is reached and nothing changed. */
