@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, RootOperationNode } from 'kysely';
+import { type Compilable, type CompiledQuery, PostgresAdapter, type RootOperationNode } from 'kysely';
 import type { Db, Executor } from './schema.ts';
 import { DEFERRED_WRITE } from './statement-groups.ts';
 
@@ -34,6 +34,11 @@ const unpreparable = new WeakMap<object, (node: RootOperationNode) => boolean>()
 
 export function refuseToPrepare(db: Db, refuses: (node: RootOperationNode) => boolean): void {
   unpreparable.set(db.getExecutor().adapter, refuses);
+}
+
+/** Whether statements on `executor` go to PostgreSQL (some have a one-statement form there). */
+export function onPostgres(executor: Executor): boolean {
+  return executor.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /** Stand-in for the nth argument of a prepared query. */
