@@ -45,21 +45,24 @@ const existingStory = prepare((db) =>
   db.selectFrom('highlights').select(['member_id', 'status', 'expires_at']).where('id', '=', arg(0)),
 );
 
+/** A new pending story's row, from a prepared insert's arguments 0 to 5 (in the order of `values` in submitHighlight). */
+const NEW_STORY = {
+  id: arg(0),
+  member_id: arg(1),
+  token_id: arg(2),
+  story: arg(3),
+  status: 'pending',
+  submitted_at: numberArg(4),
+  updated_at: numberArg(4),
+  expires_at: numberArg(5),
+  decided_at: null,
+  decided_by: null,
+} as const;
+
 const insertStory = prepare((db) =>
   db
     .insertInto('highlights')
-    .values({
-      id: arg(0),
-      member_id: arg(1),
-      token_id: arg(2),
-      story: arg(3),
-      status: 'pending',
-      submitted_at: numberArg(4),
-      updated_at: numberArg(4),
-      expires_at: numberArg(5),
-      decided_at: null,
-      decided_by: null,
-    })
+    .values(NEW_STORY)
     // A new id (the common case) is written in this one statement; a taken one answers no row and
     // is then read, so the usual submission costs a single round trip to the database.
     .onConflict((conflict) => conflict.column('id').doNothing())
@@ -78,18 +81,7 @@ const insertStorySpendingQuota = prepare((db) =>
     .with('story', (query) =>
       query
         .insertInto('highlights')
-        .values({
-          id: arg(0),
-          member_id: arg(1),
-          token_id: arg(2),
-          story: arg(3),
-          status: 'pending',
-          submitted_at: numberArg(4),
-          updated_at: numberArg(4),
-          expires_at: numberArg(5),
-          decided_at: null,
-          decided_by: null,
-        })
+        .values(NEW_STORY)
         .onConflict((conflict) => conflict.column('id').doNothing())
         .returning('id'),
     )
