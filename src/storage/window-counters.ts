@@ -118,13 +118,15 @@ export class DatabaseWindowCounters implements WindowCounterStore {
         else byWindow.set(hit.key, [hit]);
       }
       const keys = [...byWindow.keys()].sort();
+      const added: number[] = [];
+      const ends: number[] = [];
+      for (const key of keys) {
+        const hits = byWindow.get(key) as PendingHit[];
+        added.push(hits.length);
+        ends.push(hits[0].expiresAt);
+      }
       try {
-        const counts = await counters.hitManyCommittedLazily(
-          this.db,
-          keys,
-          keys.map((key) => (byWindow.get(key) as PendingHit[]).length),
-          keys.map((key) => (byWindow.get(key) as PendingHit[])[0].expiresAt),
-        );
+        const counts = await counters.hitManyCommittedLazily(this.db, keys, added, ends);
         for (const [key, hits] of byWindow) {
           const last = counts.get(key);
           if (last === undefined) throw new Error(`the counter of ${key} was not returned`);

@@ -85,6 +85,7 @@ const insertStorySpendingQuota = prepare((db) =>
         .onConflict((conflict) => conflict.column('id').doNothing())
         .returning('id'),
     )
+    // counters.take's upsert (src/storage/counters.ts), fed by the story's RETURNING.
     .with('spent', (query) =>
       query
         .insertInto('counters')
