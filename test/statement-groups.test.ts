@@ -8,6 +8,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { namingPool } from '../src/storage/named-statements.ts';
+import { arg, prepareAnsweredLater } from '../src/storage/prepared.ts';
+import type { Db } from '../src/storage/schema.ts';
 import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 
@@ -26,6 +28,14 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
 
   const deferredInsert = (id: number, note: string) =>
     sql`${sql.raw(DEFERRED_WRITE)}insert into items (id, note) values (${id}, ${note})`;
+  /** Answers its row with a computed integer column: the rows are parsed as any answer's are. */
+  const answeredInsert = prepareAnsweredLater((schemaDb) => ({
+    compile: () =>
+      sql<{ id: number; note: string; tenfold: number }>`insert into items (id, note)
+        values (${arg(0)}::int, ${arg(1)}) returning id, note, id * 10 as tenfold`.compile(schemaDb),
+  }));
+  const answered = (trx: Kysely<Tables>, id: number, note: string) =>
+    answeredInsert(trx as unknown as Db, id, note);
   const stored = async () =>
     (await db.selectFrom('items').select(['id', 'note']).orderBy('id').execute()).map((row) => [
       row.id,
@@ -256,5 +266,91 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     assert.equal(run.error, undefined);
     assert.equal(run.trips, 1);
     assert.deepEqual(await stored(), [[15, 'alone']]);
+  });
+
+  test('a statement answered later travels with the COMMIT: one round trip, its rows once committed', async () => {
+    let answers: { rows: Promise<unknown[]> }[] = [];
+    const run = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        answers = [await answered(trx, 40, 'answered'), undefined as never];
+        await deferredInsert(41, 'deferred').execute(trx);
+        answers[1] = await answered(trx, 42, 'answered too');
+      }),
+    );
+    assert.equal(run.error, undefined);
+    assert.equal(run.trips, 1, 'BEGIN, two answered later, a deferred write and COMMIT');
+    assert.deepEqual(await answers[0].rows, [{ id: 40, note: 'answered', tenfold: 400 }]);
+    assert.deepEqual(await answers[1].rows, [{ id: 42, note: 'answered too', tenfold: 420 }]);
+    assert.deepEqual(await stored(), [
+      [40, 'answered'],
+      [41, 'deferred'],
+      [42, 'answered too'],
+    ]);
+  });
+
+  test('a statement answered later that fails fails the COMMIT: its rows are that error, nothing stays', async () => {
+    await db.insertInto('items').values({ id: 50, note: 'there before' }).execute();
+    const opened = connectionsOpened.length;
+    let answer: { rows: Promise<unknown[]> } | undefined;
+    const run = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        answer = await answered(trx, 50, 'duplicate');
+        await deferredInsert(51, 'rolled back').execute(trx);
+      }),
+    );
+    assert.equal((run.error as { code?: string }).code, '23505', String(run.error));
+    await assert.rejects(answer!.rows, (error: { code?: string }) => error.code === '23505');
+    assert.equal(run.trips, 2, 'the group, then ROLLBACK');
+    assert.deepEqual(await stored(), [[50, 'there before']]);
+    assert.equal(connectionsOpened.length, opened, 'the connection goes on');
+    const next = await counted(() => db.transaction().execute((trx) => answered(trx, 52, 'after')));
+    assert.deepEqual(await next.value!.rows, [{ id: 52, note: 'after', tenfold: 520 }]);
+    assert.equal(next.trips, 1);
+  });
+
+  test('a statement answered later goes with its RELEASE; one rolled back unsent answers an error', async () => {
+    let kept: { rows: Promise<unknown[]> } | undefined;
+    let undone: { rows: Promise<unknown[]> } | undefined;
+    let dropped: { rows: Promise<unknown[]> } | undefined;
+    const run = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        await sql`savepoint write_unit`.execute(trx);
+        kept = await answered(trx, 60, 'kept');
+        await sql`release write_unit`.execute(trx);
+        assert.deepEqual(
+          await kept.rows,
+          [{ id: 60, note: 'kept', tenfold: 600 }],
+          'answered with its RELEASE',
+        );
+        await sql`savepoint write_unit`.execute(trx);
+        undone = await answered(trx, 61, 'undone');
+        await sql`rollback to write_unit`.execute(trx);
+        await sql`release write_unit`.execute(trx);
+      }),
+    );
+    assert.equal(run.error, undefined);
+    assert.equal(
+      run.trips,
+      4,
+      'BEGIN, SAVEPOINT, statement and RELEASE; then ROLLBACK TO, RELEASE, COMMIT each',
+    );
+    await assert.rejects(undone!.rows, /rolled back before it was sent/);
+    const thrown = await counted(() =>
+      db.transaction().execute(async (trx) => {
+        dropped = await answered(trx, 62, 'never sent');
+        throw new Error('changed my mind');
+      }),
+    );
+    assert.equal((thrown.error as Error).message, 'changed my mind');
+    assert.equal(thrown.trips, 0);
+    await assert.rejects(dropped!.rows, /rolled back before it was sent/);
+    assert.deepEqual(await stored(), [[60, 'kept']]);
+  });
+
+  test('a statement answered later outside a transaction runs at once', async () => {
+    const run = await counted(() => answered(db, 70, 'alone'));
+    assert.equal(run.trips, 1);
+    assert.deepEqual(await run.value!.rows, [{ id: 70, note: 'alone', tenfold: 700 }]);
+    assert.deepEqual(await stored(), [[70, 'alone']]);
   });
 });

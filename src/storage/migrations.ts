@@ -12,6 +12,7 @@ import { oauth } from './migration-0011-oauth.ts';
 import { a2aTasks } from './migration-0012-a2a-tasks.ts';
 import { payments } from './migration-0013-payments.ts';
 import { authNotify } from './migration-0014-auth-notify.ts';
+import { refusals } from './migration-0015-refusals.ts';
 
 const initial: Migration = {
   async up(db: Kysely<any>) {
@@ -180,6 +181,7 @@ const migrations: Record<string, Migration> = {
   '0012_a2a_tasks': a2aTasks,
   '0013_payments': payments,
   '0014_auth_notify': authNotify,
+  '0015_refusals': refusals,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,6 +1,6 @@
 import { type Compilable, type CompiledQuery, PostgresAdapter, type RootOperationNode } from 'kysely';
 import type { Db, Executor } from './schema.ts';
-import { DEFERRED_WRITE } from './statement-groups.ts';
+import { ANSWERED_LATER, DEFERRED_WRITE, LaterAnswer } from './statement-groups.ts';
 
 const SENTINEL = '\u0000param:';
 
@@ -62,6 +62,8 @@ export function prepare<Row>(
     directRead?: boolean;
     /** A write that answers nothing: inside a PostgreSQL transaction it travels with the next statement. */
     deferred?: boolean;
+    /** See prepareAnsweredLater: the last argument is the LaterAnswer, passed on unsent. */
+    answeredLater?: boolean;
   } = {},
 ) {
   // Keyed by the dialect adapter: the database and its transactions share one, and one SQL text.
@@ -74,16 +76,36 @@ export function prepare<Row>(
       if (unpreparable.get(adapter)?.(query.query))
         throw new Error(`a write of a table the lookup cache holds cannot be prepared: ${query.sql}`);
       if (options.deferred) query = { ...query, sql: DEFERRED_WRITE + query.sql };
+      if (options.answeredLater) query = { ...query, sql: ANSWERED_LATER + query.sql };
       compiled.set(adapter, query);
     }
     const parameters = query.parameters.map((p) =>
       typeof p === 'string' && p.startsWith(SENTINEL) ? args[Number(p.slice(SENTINEL.length))] : p,
     );
+    if (options.answeredLater) parameters.push(args.at(-1));
     if (options.directRead || executor.isTransaction) {
       const run = directRunners.get(adapter);
       if (run) return run(query.sql, parameters) as Row[];
     }
     const result = await executor.executeQuery<Row>({ ...query, parameters });
     return result.rows;
+  };
+}
+
+/**
+ * A prepared statement (PostgreSQL only) whose rows are awaited after its transaction ends: inside
+ * one it travels with the next statement, at the latest the COMMIT, so a transaction of this one
+ * statement costs one round trip (src/storage/statement-groups.ts). `rows` settles with the group it
+ * travelled with: its rows once that group succeeded, else the group's error.
+ */
+export function prepareAnsweredLater<Row>(build: (db: Db) => Compilable<Row>) {
+  const run = prepare(build, { answeredLater: true });
+  return async (executor: Executor, ...args: unknown[]): Promise<{ rows: Promise<Row[]> }> => {
+    const later = new LaterAnswer();
+    await run(executor, ...args, later);
+    const rows = later.promise.then((answer) => answer.rows as Row[]);
+    // Awaited only once the transaction committed; its failure is heard from the transaction first.
+    rows.catch(() => {});
+    return { rows };
   };
 }

@@ -8,11 +8,40 @@ import type pg from 'pg';
  */
 export const DEFERRED_WRITE = '/* deferred */ ';
 
+/**
+ * Marks a statement whose answer the caller awaits only after its transaction ends: inside a
+ * transaction it is held like a deferred write and travels with the next statement (at the latest
+ * the COMMIT), and its answer comes back with that group's. Its last parameter is the LaterAnswer
+ * that receives it (it is not sent). Awaiting that answer before the transaction ends waits for ever.
+ */
+export const ANSWERED_LATER = '/* answered later */ ';
+
+/**
+ * Where a statement marked ANSWERED_LATER delivers its answer: once the group it travelled with
+ * succeeded (for a COMMIT, once the transaction committed), or the group's error; a statement
+ * dropped unsent (rolled back before it left) is answered with an error too.
+ */
+export class LaterAnswer {
+  readonly promise: Promise<Answer>;
+  resolve!: (answer: Answer) => void;
+  reject!: (error: unknown) => void;
+
+  constructor() {
+    this.promise = new Promise<Answer>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    // The transaction's own failure is what its caller hears first; this one is awaited afterwards.
+    this.promise.catch(() => {});
+  }
+}
+
 type PgModule = typeof pg;
 type Connection = {
   parse(config: { text: string; name: string; types: unknown[] }): void;
   bind(config: { portal: string; statement: string; values: unknown[] }): void;
   execute(config: { portal: string; rows: number }): void;
+  describe(config: { type: 'P'; name: string }): void;
   on(event: 'parseComplete', listener: () => void): void;
   off(event: 'parseComplete', listener: () => void): void;
   /** Names the server confirmed parsing, and names whose Parse is on its way (pg's own records). */
@@ -23,17 +52,27 @@ type Connection = {
 type QueryHooks = {
   submit(connection: Connection): Error | null;
   handleCommandComplete(message: unknown, connection: Connection): void;
+  handleRowDescription(message: unknown): void;
   handleDataRow(message: unknown): void;
+};
+
+/** pg's Result, which parses a held statement's rows as pg parses any answer's. */
+type HeldResult = Answer & {
+  addFields(fields: unknown[]): void;
+  parseRow(fields: unknown[]): unknown;
+  addRow(row: unknown): void;
+  addCommandComplete(message: unknown): void;
 };
 
 interface Statement {
   text: string;
   values: unknown[];
   name?: string;
+  later?: LaterAnswer;
 }
 
 /** What a statement answered, as pg answers it (Kysely reads command, rowCount and rows). */
-interface Answer {
+export interface Answer {
   command: string | null;
   rowCount: number | null;
   rows: unknown[];
@@ -71,6 +110,17 @@ export class StatementGroups {
   }
 
   query(statement: Statement): Promise<Answer> {
+    if (!statement.text.startsWith(ANSWERED_LATER)) return this.route(statement);
+    const later = statement.values.at(-1);
+    if (!(later instanceof LaterAnswer))
+      throw new Error('a statement answered later takes its LaterAnswer last');
+    const own = { ...statement, values: statement.values.slice(0, -1), later };
+    if (!this.inTransaction) return this.route(own);
+    this.held.push(own);
+    return answered(null);
+  }
+
+  private route(statement: Statement): Promise<Answer> {
     const { text, values } = statement;
     if (text === 'begin' && values.length === 0 && !this.inTransaction) {
       this.inTransaction = true;
@@ -102,6 +152,7 @@ export class StatementGroups {
   /** Back to the pool; one left with statements never sent (a transaction never ended) is closed. */
   release(): void {
     const discard = this.held.length > 0 || this.inTransaction;
+    dropped(this.held);
     this.held = [];
     this.inTransaction = false;
     this.client.release(discard || undefined);
@@ -126,10 +177,12 @@ export class StatementGroups {
     // What is held after the savepoint (it is the last one held of its name, or was sent) would be
     // undone by ROLLBACK TO: it is dropped unsent.
     const savepointName = `ac_savepoint_${name.toLowerCase()}`;
-    const held =
+    const kept =
       kind === 'release'
-        ? this.held
-        : this.held.slice(0, this.held.map((held) => held.name).lastIndexOf(savepointName) + 1);
+        ? this.held.length
+        : this.held.map((held) => held.name).lastIndexOf(savepointName) + 1;
+    const held = this.held.slice(0, kept);
+    dropped(this.held.slice(kept));
     this.held = [];
     return held.length === 0 ? this.send(named) : this.group(held, named);
   }
@@ -139,16 +192,25 @@ export class StatementGroups {
     this.held = [];
     this.inTransaction = false;
     const command = statement.text.toUpperCase();
+    // Rolled back: writes that never left are simply dropped.
+    if (command === 'ROLLBACK') dropped(held);
     // The BEGIN still held: the server never heard of this transaction.
     if (held[0]?.text === 'begin' && (command === 'ROLLBACK' || held.length === 1)) return answered(command);
-    // Rolled back: writes that never left are simply dropped.
     if (command === 'ROLLBACK' || held.length === 0) return this.send(statement);
     return this.group(held, { ...statement, name: 'ac_commit' });
   }
 
   private send(statement: Statement): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
-      const query = this.newQuery(statement, (error, answer) => (error ? reject(error) : resolve(answer)));
+      const query = this.newQuery(statement, (error, answer) => {
+        if (error) {
+          statement.later?.reject(error);
+          reject(error);
+        } else {
+          statement.later?.resolve(answer);
+          resolve(answer);
+        }
+      });
       this.client.query(query as unknown as pg.Submittable);
     });
   }
@@ -177,31 +239,54 @@ export class StatementGroups {
     return query;
   }
 
-  /** `held` written in front of `main`, one Sync for all: one round trip, `main`'s answer. */
+  /**
+   * `held` written in front of `main`, one Sync for all: one round trip, `main`'s answer. A held
+   * statement answered later is also described, so its rows come back with their columns; its
+   * answer is given once the whole group succeeded.
+   */
   private group(held: Statement[], main: Statement): Promise<Answer> {
-    const { utils } = this.pg as unknown as { utils: { prepareValue(value: unknown): unknown } };
+    const { utils, Result } = this.pg as unknown as {
+      utils: { prepareValue(value: unknown): unknown };
+      Result: new () => HeldResult;
+    };
     let unanswered = held.length;
     let parses: ParseRecord | undefined;
+    const results = held.map((statement) => (statement.later ? new Result() : undefined));
+    const current = () => (unanswered > 0 ? results[held.length - unanswered] : undefined);
     return new Promise<Answer>((resolve, reject) => {
       // Extended protocol even without parameters: a COMMIT must share the held statements' Sync.
       const query = this.newQuery(
         main,
         (error, answer) => {
           parses?.finish();
-          if (error) reject(error);
-          else resolve(answer);
+          if (error) {
+            for (const statement of [...held, main]) statement.later?.reject(error);
+            reject(error);
+            return;
+          }
+          for (const [i, statement] of held.entries()) statement.later?.resolve(results[i] as HeldResult);
+          main.later?.resolve(answer);
+          resolve(answer);
         },
         true,
       );
       const submit = query.submit.bind(query);
       const complete = query.handleCommandComplete.bind(query);
       const row = query.handleDataRow.bind(query);
+      const columns = query.handleRowDescription.bind(query);
       query.handleCommandComplete = (message, connection) => {
-        if (unanswered > 0) unanswered--;
-        else complete(message, connection);
+        if (unanswered === 0) return complete(message, connection);
+        current()?.addCommandComplete(message);
+        unanswered--;
+      };
+      query.handleRowDescription = (message) => {
+        if (unanswered === 0) columns(message);
+        else current()?.addFields((message as { fields: unknown[] }).fields);
       };
       query.handleDataRow = (message) => {
-        if (unanswered === 0) row(message);
+        if (unanswered === 0) return row(message);
+        const result = current();
+        result?.addRow(result.parseRow((message as { fields: unknown[] }).fields));
       };
       query.submit = (connection) => {
         let mapped: unknown[][];
@@ -220,6 +305,7 @@ export class StatementGroups {
               inGroup.push(statement);
             }
             connection.bind({ portal: '', statement: statement.name ?? '', values: mapped[i] });
+            if (statement.later) connection.describe({ type: 'P', name: '' });
             connection.execute({ portal: '', rows: 0 });
           });
           if (inGroup.length > 0) parses = new ParseRecord(connection, inGroup, main);
@@ -231,6 +317,12 @@ export class StatementGroups {
       this.client.query(query as unknown as pg.Submittable);
     });
   }
+}
+
+/** Statements dropped unsent: the answers some of them promised are errors. */
+function dropped(statements: Statement[]): void {
+  for (const statement of statements)
+    statement.later?.reject(new Error('the statement was rolled back before it was sent'));
 }
 
 /** As pg decides whether a named statement needs a Parse: parsed, or its Parse already sent. */

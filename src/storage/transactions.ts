@@ -76,6 +76,22 @@ export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
 }
 
 /**
+ * One statement answered later (prepareAnsweredLater) as a write unit of its own: on PostgreSQL its
+ * BEGIN, the statement, the commit hook's deferred writes and the COMMIT go in one round trip, and
+ * its rows are answered once the unit committed. Undefined, with nothing run, inside a transaction
+ * already open in this call: the statement would travel with that transaction's later statements,
+ * after this caller has to have its rows; the caller then writes as it otherwise would.
+ */
+export async function transactAnsweredAtCommit<Row>(
+  port: WritePort,
+  statement: (trx: Transaction<Schema>) => Promise<{ rows: Promise<Row[]> }>,
+): Promise<Row[] | undefined> {
+  if (scope.getStore()?.trx) return undefined;
+  const { rows } = await transact(port, statement);
+  return rows;
+}
+
+/**
  * Runs `call` so that `hook` is written inside the first transaction the call opens through
  * `transact`, and its transactions go in the write batcher's `lane` (see WriteBatcher).
  */

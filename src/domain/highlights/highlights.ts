@@ -3,10 +3,11 @@ import { MS } from '../../clock.ts';
 import { ApiError } from '../../core/errors.ts';
 import { peekQuota, quotaCounter, spentQuota, takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
+import { isRefusedWrite, orRefuse } from '../../storage/migration-0015-refusals.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
-import { arg, numberArg, onPostgres, prepare } from '../../storage/prepared.ts';
+import { arg, numberArg, onPostgres, prepare, prepareAnsweredLater } from '../../storage/prepared.ts';
 import type { Executor, HighlightsTable } from '../../storage/schema.ts';
-import { transact, type WritePort } from '../../storage/transactions.ts';
+import { transact, transactAnsweredAtCommit, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
 
@@ -70,13 +71,13 @@ const insertStory = prepare((db) =>
 );
 
 /**
- * On PostgreSQL a new story and the daily quota it spends in one statement: one round trip fewer a
- * write. The quota's row is written only when the story was (a taken id spends nothing, as with the
- * two statements) and only below the limit. `id` null: the id is taken; `id` set and `count` null:
- * the quota is spent (the caller throws, and the story rolls back with the transaction). The
- * embedded engine, which has no writes inside WITH and no round trips, runs the two statements.
+ * On PostgreSQL the usual submission (a new id, quota left) is one statement sent with its COMMIT:
+ * one round trip for the story, the daily quota it spends and the call's activity row. The quota's
+ * row is written only when the story was, and only below the limit; where either is not so (the id
+ * is taken, or the quota is spent) the statement refuses, nothing of its transaction is kept, and
+ * the submission is written again the general way, which tells the cases apart.
  */
-const insertStorySpendingQuota = prepare((db) =>
+const insertNewStorySpendingQuota = prepareAnsweredLater((db) =>
   db
     .with('story', (query) =>
       query
@@ -107,10 +108,11 @@ const insertStorySpendingQuota = prepare((db) =>
         )
         .returning('count'),
     )
-    .selectNoFrom([
-      sql<string | null>`(select id from story)`.as('id'),
-      sql<number | null>`(select count from spent)`.as('count'),
-    ]),
+    .selectNoFrom(
+      orRefuse(sql<number | null>`(select count from spent)`, 'highlight id taken or quota spent').as(
+        'count',
+      ),
+    ),
 );
 
 /**
@@ -118,7 +120,7 @@ const insertStorySpendingQuota = prepare((db) =>
  * daily quota; a new one spends it, atomically with the insert.
  */
 export async function submitHighlight(
-  deps: Clocked & Configured<'limits'> & WritePort,
+  deps: Store & Clocked & Configured<'limits'> & WritePort,
   submission: Submission,
 ): Promise<SubmitResult> {
   const now = deps.clock.now();
@@ -130,19 +132,24 @@ export async function submitHighlight(
   // least time. A spent quota throws, and the story written before it rolls back with it.
   const spend = (trx: Executor) => takeQuota(trx, policy, submission.tokenId, now, RESUBMIT_ADVICE);
   const fresh = (rate: PolicyOutcome) => ({ id: submission.story.id, expiresAt, refreshed: false, rate });
+  const values = [submission.story.id, submission.memberId, submission.tokenId, story, now, expiresAt];
+  if (onPostgres(deps.db)) {
+    const quota = quotaCounter(policy, submission.tokenId, now);
+    try {
+      const rows = await transactAnsweredAtCommit(deps, (trx) =>
+        insertNewStorySpendingQuota(trx, ...values, quota.key, quota.expiresAt, quota.limit),
+      );
+      if (rows) return fresh(spentQuota(policy, rows[0].count, now, RESUBMIT_ADVICE));
+    } catch (error) {
+      if (!isRefusedWrite(error)) throw error;
+    }
+  }
   return transact(deps, async (trx) => {
     // Twice at most: a taken id can vanish between the insert and the read (a moderator's decision
     // or the expiry sweep on another connection), and the insert then goes through.
     for (let attempt = 0; attempt < 2; attempt++) {
-      const values = [submission.story.id, submission.memberId, submission.tokenId, story, now, expiresAt];
-      if (onPostgres(trx)) {
-        const quota = quotaCounter(policy, submission.tokenId, now);
-        const [row] = await insertStorySpendingQuota(trx, ...values, quota.key, quota.expiresAt, quota.limit);
-        if (row.id !== null) return fresh(spentQuota(policy, row.count ?? undefined, now, RESUBMIT_ADVICE));
-      } else {
-        const [inserted] = await insertStory(trx, ...values);
-        if (inserted) return fresh(await spend(trx));
-      }
+      const [inserted] = await insertStory(trx, ...values);
+      if (inserted) return fresh(await spend(trx));
       const [existing] = await existingStory(trx, submission.story.id);
       if (!existing) continue;
       if (existing.member_id !== submission.memberId) {
