@@ -6,7 +6,7 @@
 // what was stored.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ApiError } from '../src/core/errors.ts';
 import { submitHighlight } from '../src/domain/highlights/highlights.ts';
@@ -27,6 +27,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
   let pool: pg.Pool;
   let db: Db;
   let deps: Parameters<typeof submitHighlight>[0];
+  let database: Database;
   let roundTrips = 0;
 
   /** Stands in for the pipeline's activity row: a deferred write that commits with the call's first transaction. */
@@ -91,7 +92,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         updated_at: NOW,
       })
       .execute();
-    const database = { engine: 'postgres', db } as Database;
+    database = { engine: 'postgres', db } as Database;
     deps = {
       db,
       clock: { now: () => NOW },
@@ -170,5 +171,212 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
       ['first', 'inside', 'second'],
     );
     assert.deepEqual(await quotaSpent(), [1]);
+  });
+
+  describe('several calls at once share a transaction', () => {
+    const members = ['s1', 's2', 's3', 's4', 's5', 's6', 's7', 's8'];
+    /** A port of its own (one instance's), with a daily quota of 100 a token. */
+    const instance = () =>
+      ({
+        ...deps,
+        config: { limits: { highlightsPerDay: 100 } },
+        writes: new WriteBatcher(database),
+      }) as typeof deps;
+    const ownPools: Kysely<Schema>[] = [];
+    /** Another instance: its own pool of connections too. */
+    const otherInstance = () => {
+      const own = new Kysely<Schema>({
+        dialect: new PostgresDialect({
+          pool: namingPool(new pg.Pool({ connectionString: target.url, max: 4 }), pg),
+        }),
+      });
+      ownPools.push(own);
+      const writes = new WriteBatcher({ engine: 'postgres', db: own } as Database);
+      return { ...deps, db: own, config: { limits: { highlightsPerDay: 100 } }, writes } as typeof deps;
+    };
+    after(() => Promise.all(ownPools.map((own) => own.destroy())));
+    const send = (port: typeof deps, member: string, id: string, call: string) =>
+      withCommitHook(
+        hookFor(call),
+        () =>
+          submitHighlight(port, {
+            story: { id, title: `story ${id}` },
+            memberId: member,
+            tokenId: `t-${member}`,
+          }),
+        `member:${member}`,
+      );
+    /** How many transactions wrote these stories (rows one transaction wrote share its xmin). */
+    const writers = async (ids: string[]) => {
+      const rows = await db
+        .selectFrom('highlights')
+        .select(sql<string>`xmin::text`.as('xmin'))
+        .where('id', 'in', ids)
+        .execute();
+      return new Set(rows.map((row) => row.xmin)).size;
+    };
+    const spentBy = async (member: string) =>
+      (
+        await db
+          .selectFrom('counters')
+          .select('count')
+          .where('key', 'like', `highlights:t-${member}:%`)
+          .execute()
+      ).map((row) => Number(row.count));
+    const callsLike = async (prefix: string) =>
+      (
+        await db
+          .selectFrom('settings')
+          .select('key')
+          .where('key', 'like', `call:${prefix}%`)
+          .orderBy('key')
+          .execute()
+      ).map((row) => row.key);
+
+    before(async () => {
+      await db
+        .insertInto('members')
+        .values(
+          members.map((id) => ({
+            id,
+            email: `${id}@example.org`,
+            name: id,
+            handle: id,
+            tier: 'core',
+            created_at: NOW,
+            updated_at: NOW,
+          })),
+        )
+        .execute();
+    });
+
+    test('two go at once, alone; the six that waited go together: three transactions, three round trips', async () => {
+      const port = instance();
+      const ids = members.map((member) => `shared-${member}`);
+      const run = await counted(() =>
+        Promise.all(members.map((member, i) => send(port, member, ids[i], `shared-${member}`))),
+      );
+      assert.equal(run.error, undefined, String(run.error));
+      assert.deepEqual(
+        run.value?.map((result) => [result.refreshed, result.rate.count]),
+        members.map(() => [false, 1]),
+      );
+      assert.equal(run.trips, 3);
+      assert.equal(await writers(ids), 3);
+      for (const member of members) assert.deepEqual(await spentBy(member), [1], member);
+      assert.deepEqual(
+        await callsLike('shared-'),
+        members.map((member) => `call:shared-${member}`),
+      );
+    });
+
+    test('a refusal fails the shared transaction: each call goes again alone and gets its own outcome', async () => {
+      const port = instance();
+      // s8's story from the test before is pending: sent again, it is refreshed and spends nothing.
+      const sends = [
+        send(port, 's1', 'again-s1', 'again-s1'),
+        send(port, 's2', 'again-s2', 'again-s2'),
+        send(port, 's3', 'again-s3', 'again-s3'),
+        send(port, 's8', 'shared-s8', 'again-s8'),
+        send(port, 's4', 'again-s4', 'again-s4'),
+        // Not a member: its story breaks the foreign key, and only this call hears of it.
+        withCommitHook(hookFor('again-nobody'), () =>
+          submitHighlight(port, {
+            story: { id: 'again-nobody', title: 'x' },
+            memberId: 'nobody',
+            tokenId: 't-nobody',
+          }),
+        ),
+      ];
+      const outcomes = await Promise.allSettled(sends);
+      const [s1, s2, s3, s8, s4, nobody] = outcomes;
+      for (const outcome of [s1, s2, s3, s4]) {
+        assert.equal(outcome.status, 'fulfilled', String((outcome as PromiseRejectedResult).reason));
+        assert.equal((outcome as PromiseFulfilledResult<{ refreshed: boolean }>).value.refreshed, false);
+      }
+      assert.equal(s8.status, 'fulfilled', String((s8 as PromiseRejectedResult).reason));
+      assert.equal((s8 as PromiseFulfilledResult<{ refreshed: boolean }>).value.refreshed, true);
+      assert.equal(nobody.status, 'rejected');
+      assert.equal(((nobody as PromiseRejectedResult).reason as { code?: string }).code, '23503');
+      for (const member of ['s1', 's2', 's3', 's4']) assert.deepEqual(await spentBy(member), [2], member);
+      assert.deepEqual(await spentBy('s8'), [1], 'a refresh spends nothing');
+      assert.deepEqual(await spentBy('nobody'), []);
+      const stored = await db
+        .selectFrom('highlights')
+        .select(['id', 'story'])
+        .where('id', 'like', 'again-%')
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        stored.map((row) => row.id),
+        ['again-s1', 'again-s2', 'again-s3', 'again-s4'],
+      );
+      assert.deepEqual(await callsLike('again-'), [
+        'call:again-s1',
+        'call:again-s2',
+        'call:again-s3',
+        'call:again-s4',
+        'call:again-s8',
+      ]);
+    });
+
+    test("a shared transaction runs its units in lane order, so instances take members' rows in one order", async () => {
+      const writes = new WriteBatcher(database);
+      const ran: string[] = [];
+      const lanes = ['member:b', 'member:a', 'member:d', 'member:c', 'member:e'];
+      const answers = await Promise.all(
+        lanes.map((lane) =>
+          writes.runPipelined(async () => {
+            ran.push(lane);
+            return lane;
+          }, lane),
+        ),
+      );
+      assert.deepEqual(answers, lanes);
+      // The first two go at once as they come; the three that waited, together, in lane order.
+      assert.deepEqual(ran, ['member:b', 'member:a', 'member:c', 'member:d', 'member:e']);
+    });
+
+    test('two instances writing for the same members at once: no lock cycle, every count exact', async () => {
+      const before = new Map<string, number>();
+      for (const member of members) before.set(member, (await spentBy(member))[0]);
+      const ports = [otherInstance(), otherInstance()];
+      // One instance is sent the members in ascending order, the other in descending order: without
+      // a common order, their shared transactions would take the members' quota rows crosswise.
+      const memberOf = (i: number) => {
+        const k = Math.floor(i / 2) % members.length;
+        return members[i % 2 === 0 ? k : members.length - 1 - k];
+      };
+      // Three rounds: a crosswise take does not close a cycle every time.
+      const writes = 240;
+      const results: Awaited<ReturnType<typeof submitHighlight>>[] = [];
+      for (let round = 0; round < 3; round++) {
+        const started = performance.now();
+        const sends = Array.from({ length: writes / 3 }, (_, j) => {
+          const i = round * (writes / 3) + j;
+          return send(ports[i % 2], memberOf(i), `race-${i}`, `race-${String(i).padStart(3, '0')}`);
+        });
+        results.push(...(await Promise.all(sends)));
+        // PostgreSQL breaks a lock cycle after deadlock_timeout (1 s): no round waited that long.
+        const took = Math.round(performance.now() - started);
+        assert.ok(took < 1000, `round ${round}: ${took} ms`);
+      }
+      assert.equal(results.filter((result) => !result.refreshed).length, writes);
+      for (const member of members) {
+        const spent = before.get(member) ?? 0;
+        const counts = results.filter((_, i) => memberOf(i) === member).map((result) => result.rate.count);
+        assert.deepEqual(
+          [...counts].sort((a, b) => a - b),
+          Array.from({ length: writes / members.length }, (_, k) => spent + k + 1),
+          `${member}: each count once, after the ${spent} before`,
+        );
+        assert.deepEqual(await spentBy(member), [spent + writes / members.length], member);
+      }
+      assert.equal((await callsLike('race-')).length, writes);
+      assert.ok(
+        (await writers(results.map((_, i) => `race-${i}`))) < writes,
+        'some transactions carried several',
+      );
+    });
   });
 });

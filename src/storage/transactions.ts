@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Transaction } from 'kysely';
 import type { Schema } from './schema.ts';
-import type { WriteBatcher, WriteUnit } from './write-batcher.ts';
+import { SharedTransactionFailed, type WriteBatcher, type WriteUnit } from './write-batcher.ts';
 
 /** What a write needs: the batcher that opens transactions (group commit on the embedded engine). */
 export interface WritePort {
@@ -35,7 +35,7 @@ const scope = new AsyncLocalStorage<Scope>();
  * second transaction the single embedded writer cannot open); otherwise it runs as a new unit through
  * the write batcher.
  */
-export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
+export function transact<T>(port: WritePort, work: WriteUnit<T>, pipelined = false): Promise<T> {
   const outer = scope.getStore();
   if (outer?.trx) return work(outer.trx);
   const hook = outer?.hook;
@@ -49,7 +49,7 @@ export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
     hook.used = false;
     hook.rolledBack();
   };
-  const unit = port.writes.run(
+  const unit = port.writes[pipelined ? 'runPipelined' : 'run'](
     (trx) =>
       scope.run({ trx, hook, lane }, async () => {
         try {
@@ -76,17 +76,25 @@ export function transact<T>(port: WritePort, work: WriteUnit<T>): Promise<T> {
 }
 
 /**
- * One statement answered later (prepareAnsweredLater) as a write unit of its own: on PostgreSQL its
- * BEGIN, the statement, the commit hook's deferred writes and the COMMIT go in one round trip, and
- * its rows are answered once the unit committed. Undefined, with nothing run, inside a transaction
- * already open in this call: the statement would travel with that transaction's later statements,
- * after this caller has to have its rows; the caller then writes as it otherwise would.
+ * One statement answered later (prepareAnsweredLater) as a write unit: on PostgreSQL its BEGIN, the
+ * statement, the commit hook's deferred writes and the COMMIT go in one round trip, shared with
+ * other such units that wait at the time (WriteBatcher.runPipelined), and its rows are answered once
+ * the unit committed. When a shared transaction fails, the unit goes again alone, to get its own
+ * outcome. Undefined, with nothing run, inside a transaction already open in this call: the
+ * statement would travel with that transaction's later statements, after this caller has to have
+ * its rows; the caller then writes as it otherwise would.
  */
 export async function transactAnsweredAtCommit<Row>(
   port: WritePort,
   statement: (trx: Transaction<Schema>) => Promise<{ rows: Promise<Row[]> }>,
 ): Promise<Row[] | undefined> {
   if (scope.getStore()?.trx) return undefined;
+  try {
+    const { rows } = await transact(port, statement, true);
+    return rows;
+  } catch (error) {
+    if (!(error instanceof SharedTransactionFailed)) throw error;
+  }
   const { rows } = await transact(port, statement);
   return rows;
 }

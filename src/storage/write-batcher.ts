@@ -8,6 +8,7 @@ export type WriteUnit<T> = (trx: Transaction<Schema>) => Promise<T>;
 
 interface Queued {
   unit: WriteUnit<unknown>;
+  lane?: string;
   resolve(value: unknown): void;
   reject(error: unknown): void;
   /** How many of its batches this unit lost a lock cycle or a serialization race in. */
@@ -43,6 +44,22 @@ export interface WriteBatcherOptions {
   unbatchedPerLane?: number;
 }
 
+/**
+ * On PostgreSQL, the shared transactions of pipelined units (runPipelined) under way at once in
+ * this process; units arriving meanwhile wait and go together in the next one.
+ */
+const PIPELINED_UNDER_WAY = 2;
+
+/**
+ * A pipelined unit's shared transaction failed (a unit's statement, or the COMMIT): which unit
+ * caused it cannot be told, so each is answered this and goes again alone (transactAnsweredAtCommit).
+ */
+export class SharedTransactionFailed extends Error {
+  constructor(cause: unknown) {
+    super('a shared transaction of pipelined writes failed', { cause });
+  }
+}
+
 /** PostgreSQL's answers to a statement that lost a lock cycle or a serialization race. */
 const LOST_RACE = new Set(['40P01', '40001']);
 
@@ -72,6 +89,7 @@ const LOST_RACE = new Set(['40P01', '40001']);
 export class WriteBatcher {
   private readonly database: Database;
   private readonly lanes = new Map<string, Lane>();
+  private readonly pipeline: Lane = { queue: [], running: 0 };
   private readonly unbatchedPerLane: number;
 
   constructor(database: Database, options: WriteBatcherOptions = {}) {
@@ -106,6 +124,50 @@ export class WriteBatcher {
         setImmediate(() => void this.flush(key, waiting));
       }
     });
+  }
+
+  /**
+   * A unit whose statements all travel with its COMMIT (statements answered later, deferred writes):
+   * on PostgreSQL, units of any lane share one transaction, so many go in one round trip and one
+   * flush. At most PIPELINED_UNDER_WAY such transactions are under way; a unit arriving when fewer
+   * are goes at once (alone, when no other waits), the rest wait and go together in the next. A
+   * shared transaction runs its units in lane order, so two instances' transactions take members'
+   * rows in one order. If it fails, every unit in it is answered SharedTransactionFailed; a unit
+   * alone in its transaction gets its own error. The embedded engine runs it as any unit.
+   */
+  runPipelined<T>(unit: WriteUnit<T>, lane?: string): Promise<T> {
+    if (this.database.engine === 'sqlite') return this.run(unit, lane);
+    const pipeline = this.pipeline;
+    return new Promise<T>((resolve, reject) => {
+      pipeline.queue.push({ unit, lane, resolve: resolve as (value: unknown) => void, reject });
+      if (pipeline.running < PIPELINED_UNDER_WAY) {
+        pipeline.running++;
+        void this.flushPipeline();
+      }
+    });
+  }
+
+  private async flushPipeline(): Promise<void> {
+    const pipeline = this.pipeline;
+    while (pipeline.queue.length > 0) await this.runShared(pipeline.queue.splice(0, MAX_BATCH));
+    pipeline.running--;
+  }
+
+  /** One shared transaction of pipelined units: each answered its value once it committed. */
+  private async runShared(batch: Queued[]): Promise<void> {
+    if (batch.length > 1)
+      batch.sort((a, b) => ((a.lane ?? '') < (b.lane ?? '') ? -1 : a.lane === b.lane ? 0 : 1));
+    const values: unknown[] = [];
+    try {
+      await this.database.db.transaction().execute(async (trx) => {
+        for (const item of batch) values.push(await item.unit(trx));
+      });
+    } catch (error) {
+      const answer = batch.length === 1 ? error : new SharedTransactionFailed(error);
+      for (const item of batch) item.reject(answer);
+      return;
+    }
+    for (const [i, item] of batch.entries()) item.resolve(values[i]);
   }
 
   /** A lane's transaction ended: its waiting units go as one batch, or the lane is done. */
