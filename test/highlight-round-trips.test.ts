@@ -10,17 +10,29 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ApiError } from '../src/core/errors.ts';
 import { submitHighlight } from '../src/domain/highlights/highlights.ts';
-import type { Database } from '../src/storage/database.ts';
+import { type Database, openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
 import { namingPool } from '../src/storage/named-statements.ts';
 import { arg, prepare } from '../src/storage/prepared.ts';
 import type { Db, Schema } from '../src/storage/schema.ts';
 import { type CommitHook, transact, withCommitHook } from '../src/storage/transactions.ts';
-import { WriteBatcher } from '../src/storage/write-batcher.ts';
+import { SharedTransactionFailed, WriteBatcher } from '../src/storage/write-batcher.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 
 const postgres = engines.find((engine) => engine.name === 'postgres')!;
 const NOW = Date.UTC(2026, 6, 16, 12);
+
+/**
+ * A pool that ignores its connections' errors after the test: pg ends a pool before its connections'
+ * Terminate reaches the server, and the DROP DATABASE ... WITH (FORCE) that follows then ends such a
+ * connection with an error of its own, which nothing would listen to.
+ */
+function poolOf(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
 
 describe('highlight submission round trips (postgres)', { skip: postgres.skip }, () => {
   let target: TestDatabase;
@@ -71,7 +83,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
 
   before(async () => {
     target = await freshDatabase('postgres');
-    pool = new pg.Pool({ connectionString: target.url, max: 2 });
+    pool = poolOf(target.url, 2);
     pool.on('connect', (client) => {
       const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
       connection.on('readyForQuery', () => roundTrips++);
@@ -187,7 +199,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
     const otherInstance = () => {
       const own = new Kysely<Schema>({
         dialect: new PostgresDialect({
-          pool: namingPool(new pg.Pool({ connectionString: target.url, max: 4 }), pg),
+          pool: namingPool(poolOf(target.url, 4), pg),
         }),
       });
       ownPools.push(own);
@@ -335,6 +347,28 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
       assert.deepEqual(answers, lanes);
       // The first two go at once as they come; the three that waited, together, in lane order.
       assert.deepEqual(ran, ['member:b', 'member:a', 'member:c', 'member:d', 'member:e']);
+    });
+
+    test('a database that cannot be reached fails each write of a shared transaction with its own error, once', async () => {
+      const away = openDatabase('postgres://postgres@127.0.0.1:1/nowhere');
+      const writes = new WriteBatcher(away);
+      let ran = 0;
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 5 }, (_, i) =>
+          writes.runPipelined(async () => {
+            ran++;
+            return i;
+          }, `member:${i}`),
+        ),
+      );
+      await away.close();
+      for (const outcome of outcomes) {
+        assert.equal(outcome.status, 'rejected');
+        const reason = (outcome as PromiseRejectedResult).reason;
+        assert.ok(!(reason instanceof SharedTransactionFailed), String(reason));
+        assert.equal((reason as { code?: string }).code, 'ECONNREFUSED', String(reason));
+      }
+      assert.equal(ran, 0, 'no connection, so no unit ran');
     });
 
     test('two instances writing for the same members at once: no lock cycle, every count exact', async () => {

@@ -51,13 +51,26 @@ export interface WriteBatcherOptions {
 const PIPELINED_UNDER_WAY = 2;
 
 /**
- * A pipelined unit's shared transaction failed (a unit's statement, or the COMMIT): which unit
- * caused it cannot be told, so each is answered this and goes again alone (transactAnsweredAtCommit).
+ * A statement of a pipelined unit's shared transaction failed: which unit caused it cannot be told,
+ * so each is answered this and goes again alone (transactAnsweredAtCommit).
  */
 export class SharedTransactionFailed extends Error {
   constructor(cause: unknown) {
     super('a shared transaction of pipelined writes failed', { cause });
   }
+}
+
+/** SQLSTATE classes that speak of the connection or the server (away, full, shutting down), not of a statement. */
+const SERVER_CLASSES = new Set(['08', '53', '57', '58']);
+
+/**
+ * Whether a shared transaction failed on one of its statements (which some unit may have caused),
+ * rather than on its connection or server: those fail every unit as they would fail it alone, so
+ * each is answered with that error at once instead of trying again.
+ */
+function statementFailure(error: unknown): boolean {
+  const { severity, code } = (error ?? {}) as { severity?: unknown; code?: unknown };
+  return severity === 'ERROR' && typeof code === 'string' && !SERVER_CLASSES.has(code.slice(0, 2));
 }
 
 /** PostgreSQL's answers to a statement that lost a lock cycle or a serialization race. */
@@ -132,8 +145,9 @@ export class WriteBatcher {
    * flush. At most PIPELINED_UNDER_WAY such transactions are under way; a unit arriving when fewer
    * are goes at once (alone, when no other waits), the rest wait and go together in the next. A
    * shared transaction runs its units in lane order, so two instances' transactions take members'
-   * rows in one order. If it fails, every unit in it is answered SharedTransactionFailed; a unit
-   * alone in its transaction gets its own error. The embedded engine runs it as any unit.
+   * rows in one order. If one of its statements fails, every unit in it is answered
+   * SharedTransactionFailed; a unit alone in its transaction, or one whose connection or server
+   * failed, gets that error as it is. The embedded engine runs it as any unit.
    */
   runPipelined<T>(unit: WriteUnit<T>, lane?: string): Promise<T> {
     if (this.database.engine === 'sqlite') return this.run(unit, lane);
@@ -163,7 +177,7 @@ export class WriteBatcher {
         for (const item of batch) values.push(await item.unit(trx));
       });
     } catch (error) {
-      const answer = batch.length === 1 ? error : new SharedTransactionFailed(error);
+      const answer = batch.length > 1 && statementFailure(error) ? new SharedTransactionFailed(error) : error;
       for (const item of batch) item.reject(answer);
       return;
     }
