@@ -5,6 +5,7 @@
 // BENCH_ONLY=mcp runs only the MCP transport comparison (bench/mcp-transports.ts); BENCH_ONLY=signed
 // only the signed-vs-bearer setup-check rows (bench/signed-requests.ts); BENCH_ONLY=surfaces one
 // bearer read on REST, MCP and A2A (bench/surfaces.ts).
+
 import { rmSync } from 'node:fs';
 import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
@@ -16,6 +17,7 @@ import { ownCodePerRead } from './own-code.ts';
 import { postgresFloor, postgresFloorSummary } from './postgres-floor.ts';
 import { MEMBERS, postgresWrites, postgresWritesSummary } from './postgres-writes.ts';
 import { researchBench } from './research-run.ts';
+import { reportSetupCheckRounds, setupCheckRounds } from './setup-check-rounds.ts';
 import { prepareSignedTokens, signedSummary, signedVsBearer } from './signed-requests.ts';
 import {
   benchEnvironment,
@@ -238,6 +240,11 @@ try {
     url: hello.url,
     pid: hello.child.pid!,
   });
+  const setupChecks = await setupCheckRounds(
+    { url: hello.url, pid: hello.child.pid! },
+    { url: server.url, pid: server.child.pid! },
+    token,
+  );
   const memberReads = medianRound(memberReadRounds);
   await hello.stop();
   const rssAfter = residentMb(server.child.pid!);
@@ -280,6 +287,7 @@ try {
       `${a2aRead.requestsPerSecond} req/s (${ratio(a2aRead)}%): for scale only, (e2) and (e3) are set against the bearer REST row below`,
   );
   reportSurfaces(surfaceComparison);
+  reportSetupCheckRounds(setupChecks);
   console.log(`issue 4's comparisons, round by round (the table above shows the median round):`);
   // Each round's two hello worlds (autocannon's, then wrk's) are the baselines of the rows after them.
   const hellos = new Set(

@@ -1,0 +1,59 @@
+// Issue 22's (b) in interleaved rounds on a warm server: node:http's hello world (a), node:http
+// sending setup-check's answer with no work (b''), then the service's bearer setup-check (b), three
+// times over. The single (b) row of the main table runs first after the server starts; these
+// rounds run later in the same run, each against the (a) measured just before it.
+import { type Figures, load, report } from './support.ts';
+
+export interface SetupCheckRound {
+  hello: Figures;
+  floor: Figures;
+  check: Figures;
+}
+
+interface Target {
+  url: string;
+  pid: number;
+}
+
+export async function setupCheckRounds(
+  hello: Target,
+  server: Target,
+  token: string,
+): Promise<SetupCheckRound[]> {
+  const rounds: SetupCheckRound[] = [];
+  for (let round = 1; round <= 3; round++) {
+    rounds.push({
+      hello: await load(`${round}: (a) node:http hello world`, { url: `${hello.url}/` }, hello.pid),
+      floor: await load(
+        `${round}: (b'') node:http, same reply as (b), no work`,
+        { url: `${hello.url}/setup-check` },
+        hello.pid,
+      ),
+      check: await load(
+        `${round}: (b) GET /api/agent/setup-check, bearer`,
+        { url: `${server.url}/api/agent/setup-check`, headers: { authorization: `Bearer ${token}` } },
+        server.pid,
+      ),
+    });
+  }
+  return rounds;
+}
+
+const share = (row: Figures, of: Figures) => Math.round((100 * row.requestsPerSecond) / of.requestsPerSecond);
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+
+export function reportSetupCheckRounds(rounds: SetupCheckRound[]): void {
+  console.log("issue 22's (b), round by round on the warm server (each against the (a) just before it):");
+  report(
+    rounds.flatMap(({ hello, floor, check }) => [hello, floor, check]),
+    rounds.map(({ hello }) => hello),
+  );
+  const ratios = rounds.map(({ hello, check }) => share(check, hello));
+  const floors = rounds.map(({ hello, floor }) => share(floor, hello));
+  const p99s = rounds.map(({ check }) => check.p99);
+  console.log(
+    `(b) >= 75% of (a), median of 3 rounds → ${median(ratios)}% (rounds: ${ratios.join(', ')}); ` +
+      `p99 < 5 ms → ${median(p99s)} ms (rounds: ${p99s.join(', ')}); its floor (b'') ${median(floors)}% ` +
+      `(rounds: ${floors.join(', ')})`,
+  );
+}
