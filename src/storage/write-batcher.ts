@@ -169,8 +169,8 @@ export class WriteBatcher {
 
   /** One shared transaction of pipelined units: each answered its value once it committed. */
   private async runShared(batch: Queued[]): Promise<void> {
-    if (batch.length > 1)
-      batch.sort((a, b) => ((a.lane ?? '') < (b.lane ?? '') ? -1 : a.lane === b.lane ? 0 : 1));
+    const laneOf = (item: Queued) => item.lane ?? '';
+    batch.sort((a, b) => (laneOf(a) < laneOf(b) ? -1 : laneOf(a) > laneOf(b) ? 1 : 0));
     const values: unknown[] = [];
     try {
       await this.database.db.transaction().execute(async (trx) => {

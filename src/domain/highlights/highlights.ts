@@ -3,9 +3,9 @@ import { MS } from '../../clock.ts';
 import { ApiError } from '../../core/errors.ts';
 import { peekQuota, quotaCounter, spentQuota, takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
-import { isRefusedWrite, orRefuse } from '../../storage/migration-0015-refusals.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import { arg, numberArg, onPostgres, prepare, prepareAnsweredLater } from '../../storage/prepared.ts';
+import { isRefusedWrite, orRefuse } from '../../storage/refusals.ts';
 import type { Executor, HighlightsTable } from '../../storage/schema.ts';
 import { transact, transactAnsweredAtCommit, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
@@ -65,7 +65,7 @@ const insertStory = prepare((db) =>
     .insertInto('highlights')
     .values(NEW_STORY)
     // A new id (the common case) is written in this one statement; a taken one answers no row and
-    // is then read, so the usual submission costs a single round trip to the database.
+    // is then read. (On PostgreSQL the usual submission goes as insertNewStorySpendingQuota first.)
     .onConflict((conflict) => conflict.column('id').doNothing())
     .returning('id'),
 );
