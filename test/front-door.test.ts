@@ -7,7 +7,10 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { frontDoorOf } from '../src/app.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { acceptsGzip } from '../src/http/serialized-answers.ts';
-import { defineOperation } from '../src/operations/types.ts';
+import { runOperationNow } from '../src/operations/pipeline/run.ts';
+import { OPERATIONS } from '../src/operations/registry.ts';
+import { defineOperation, type Operation } from '../src/operations/types.ts';
+import { callRequestFrom } from '../src/surfaces/rest.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from './support/app.ts';
 import { cacheEvent } from './support/community.ts';
 import { freshDatabase, type TestDatabase } from './support/databases.ts';
@@ -22,6 +25,16 @@ const failingRead = defineOperation<{ note?: string }, { ok: boolean; note?: str
   deprecated: undefined,
   async handler() {
     throw new Error('the database went away');
+  },
+});
+
+/** The same, thrown by a handler that answers without a promise (the pipeline's synchronous path). */
+const failingNow = defineOperation<{ note?: string }, { ok: boolean; note?: string }>({
+  ...failingRead,
+  id: 'failingNow',
+  path: '/api/test/failing-now',
+  handler() {
+    throw new Error('the cache went away');
   },
 });
 
@@ -130,7 +143,7 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       logStream: directLog,
       limits: { anonymousPerMinute: 60 },
       config: { trustProxy: true },
-      extraOperations: [legacyEcho, failingRead],
+      extraOperations: [legacyEcho, failingRead, failingNow],
     };
     direct = await startTestApp(options);
     routed = await startTestApp({ ...options, logStream: routedLog, frontDoor: false });
@@ -190,6 +203,8 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       { path: '/api/test/legacy-echo?note=hi' },
       { path: '/api/test/old-echo?note=much-longer-than-twenty' },
       { path: '/api/test/failing-read' },
+      { path: '/api/test/failing-now' },
+      { path: '/api/test/failing-now', headers: { authorization: `Bearer ${token}` } },
     ];
     const before = frontDoorOf(direct.app)?.answered ?? 0;
     for (const [index, item] of cases.entries()) {
@@ -205,6 +220,26 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
     // Every case was answered directly on one side and by Fastify on the other.
     assert.equal((frontDoorOf(direct.app)?.answered ?? 0) - before, cases.length);
     assert.equal(frontDoorOf(routed.app), undefined);
+  });
+
+  test('a read whose every step answers at once (a cached token) runs with no promise, as the same answer', async () => {
+    const setupCheck = OPERATIONS.find((op) => op.path === '/api/agent/setup-check') as Operation;
+    const member = await direct.member('core', 'Ada At Once');
+    const fresh = await direct.token(member, ['read:public']);
+    const call = () =>
+      callRequestFrom(
+        { id: 'at-once', ip: '127.0.0.1', headers: { authorization: `Bearer ${fresh}` } },
+        {},
+        OPERATIONS,
+      );
+    const first = runOperationNow(direct.deps, setupCheck, call());
+    assert.ok(first instanceof Promise, 'the first lookup reads the database');
+    const read = await first;
+    const again = runOperationNow(direct.deps, setupCheck, call());
+    assert.ok(!(again instanceof Promise), 'the cached lookup answers at once');
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body, read.body);
+    assert.equal((again.body as { checks: { member_id: string } }).checks.member_id, member.id);
   });
 
   test('the request is logged as Fastify logs it, without its query string', async () => {

@@ -40,6 +40,11 @@ export interface CallRequest {
   httpHeaders?: IncomingHttpHeaders;
   /** The HTTP request as a signature covers it (reference §7); set when the request carries a bearer. */
   http?: HttpMessage;
+  /**
+   * The connection the call came on (its socket), where the surface has one: a key for what may be
+   * remembered of that connection alone (the digest of the bearer it presented last: authenticate.ts).
+   */
+  connection?: object;
 }
 
 /**
@@ -82,6 +87,7 @@ export function callWithInput(
     headersUnused,
     httpHeaders: template.httpHeaders,
     http: template.http,
+    connection: template.connection,
   };
 }
 
@@ -196,8 +202,14 @@ export interface Operation<Input = any, Output = any, C extends CredentialKind =
   /** Protocol headers beyond ours (name → what it holds), for OpenAPI: x402's PAYMENT-SIGNATURE and PAYMENT-RESPONSE. */
   headers?: { request?: Record<string, string>; success?: Record<string, string> };
   deprecated?: { since: string; sunset: string; link?: string };
-  /** The pipeline has authenticated the credential `credential` names: the principal is narrowed to it. */
-  handler(ctx: OperationContext<Input, PrincipalFor<C>>): Promise<OperationResult<Output>>;
+  /**
+   * The pipeline has authenticated the credential `credential` names: the principal is narrowed to it.
+   * A handler that answers from memory may return its result itself rather than a promise: the
+   * pipeline then answers without a turn of the microtask queue (run.ts, `runOperationNow`).
+   */
+  handler(
+    ctx: OperationContext<Input, PrincipalFor<C>>,
+  ): OperationResult<Output> | Promise<OperationResult<Output>>;
 }
 
 /** An operation served on REST (it has a path). */

@@ -149,6 +149,7 @@ export function registerA2a(
         http: request.headers.authorization
           ? { method: request.method ?? 'POST', target: request.url ?? A2A_PATH, body: rawBody }
           : undefined,
+        connection: request.socket,
       },
     };
     const body = parsed(request, rawBody);

@@ -5,7 +5,7 @@ import { errors, toApiError } from '../core/errors.ts';
 import { acceptRequestId, queryInput } from '../http/client.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
 import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
-import { runOperation } from '../operations/pipeline/run.ts';
+import { runOperationNow } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import { type CallRequest, isRestOperation, type Operation } from '../operations/types.ts';
 import {
@@ -131,10 +131,18 @@ export function frontDoor(
     response: ServerResponse,
     id: string,
     query: string,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const started = logStart(id, 'GET', request.url);
     const call = callRequestFrom(
-      { id, ip: clientIp(request), headers: request.headers, log, method: 'GET', url: request.url },
+      {
+        id,
+        ip: clientIp(request),
+        headers: request.headers,
+        log,
+        method: 'GET',
+        url: request.url,
+        socket: request.socket,
+      },
       queryInput(query),
       operations,
     );
@@ -171,6 +179,7 @@ export function frontDoor(
         url: request.url,
         body: input,
         rawBody,
+        socket: request.socket,
       },
       input,
       operations,
@@ -178,22 +187,41 @@ export function frontDoor(
     await runAndSend(route, call, request, response, started);
   }
 
-  /** Runs the operation and sends its answer (the one await a GET costs). */
-  async function runAndSend(
+  /**
+   * Runs the operation and sends its answer: at once when the pipeline answered at once (a cached
+   * read), else when its promise settles.
+   */
+  function runAndSend(
     route: DirectRoute,
     call: CallRequest,
     request: IncomingMessage,
     response: ServerResponse,
     started: number,
-  ): Promise<void> {
-    let result: CallResult;
+  ): Promise<void> | undefined {
+    let running: CallResult | Promise<CallResult>;
     try {
-      result = await runOperation(deps, route.op, call);
+      running = runOperationNow(deps, route.op, call);
     } catch (error) {
-      result = failureResult(error, call.requestId);
+      running = failureResult(error, call.requestId);
     }
-    send(route.extraHeaders, request, response, call.requestId, result);
-    logEnd(call.requestId, result.status, started);
+    if (running instanceof Promise)
+      return running
+        .catch((error) => failureResult(error, call.requestId))
+        .then((result) => sendLogged(route, request, response, call.requestId, result, started));
+    sendLogged(route, request, response, call.requestId, running, started);
+    return undefined;
+  }
+
+  function sendLogged(
+    route: DirectRoute,
+    request: IncomingMessage,
+    response: ServerResponse,
+    id: string,
+    result: CallResult,
+    started: number,
+  ): void {
+    send(route.extraHeaders, request, response, id, result);
+    logEnd(id, result.status, started);
   }
 
   /** The answer to an operation that threw (the pipeline renders its own errors: this is a fault). */
@@ -278,6 +306,7 @@ export function frontDoor(
         method: 'POST',
         url: request.url,
         body,
+        socket: request.socket,
       });
     } catch (error) {
       answer = endpoint.failed(error, id);
@@ -363,9 +392,13 @@ export function frontDoor(
       if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
       answered++;
       const id = acceptRequestId(headers['x-request-id']) ?? randomUUID();
-      answer(route, request, response, id, mark === -1 ? '' : url.slice(mark + 1)).catch((error) =>
-        failWriting(error, id, response),
-      );
+      try {
+        answer(route, request, response, id, mark === -1 ? '' : url.slice(mark + 1))?.catch((error) =>
+          failWriting(error, id, response),
+        );
+      } catch (error) {
+        failWriting(error, id, response);
+      }
       return true;
     },
     stop() {

@@ -25,6 +25,8 @@ export interface HttpRequestView {
   body?: unknown;
   /** The body as received, where the JSON parser kept it (src/http/raw-body.ts). */
   rawBody?: string;
+  /** The connection it came on (see CallRequest.connection). */
+  socket?: object;
 }
 
 export function header(request: { headers: IncomingHttpHeaders }, name: string): string | undefined {
@@ -58,6 +60,7 @@ export function callRequestFrom(
     headersUnused: false,
     httpHeaders: request.headers,
     http: httpMessageOf(request),
+    connection: request.socket,
   };
 }
 

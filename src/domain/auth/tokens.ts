@@ -117,6 +117,11 @@ const tokenByHash = prepare(
 
 type ValidLookup = Extract<TokenLookup, { ok: true }>;
 
+/** The digest a presented token is looked up by; undefined when it is not shaped as a token. */
+export function presentedTokenDigest(presented: string): string | undefined {
+  return isWellFormedToken(presented) ? sha256(presented) : undefined;
+}
+
 /**
  * One indexed read by hash; the plaintext never touches the database or the log. With a cache (the
  * embedded engine), a valid lookup is reused until a write to tokens or members could change it.
@@ -126,12 +131,21 @@ export function verifyToken(
   presented: string,
   cache?: InvalidatingCache<unknown>,
 ): TokenLookup | Promise<TokenLookup> {
-  if (!isWellFormedToken(presented)) return { ok: false, reason: 'malformed' };
-  const hash = sha256(presented);
+  const digest = presentedTokenDigest(presented);
+  if (digest === undefined) return { ok: false, reason: 'malformed' };
+  return verifyTokenDigest(db, digest, cache);
+}
+
+/** `verifyToken` for a token whose digest the caller already has (presentedTokenDigest). */
+export function verifyTokenDigest(
+  db: Executor,
+  digest: string,
+  cache?: InvalidatingCache<unknown>,
+): TokenLookup | Promise<TokenLookup> {
   // A cached lookup is answered at once: no promise, no microtask, on the hottest path there is.
-  const cached = cache?.get(hash) as ValidLookup | undefined;
+  const cached = cache?.get(digest) as ValidLookup | undefined;
   if (cached) return cached;
-  return readToken(db, hash, cache);
+  return readToken(db, digest, cache);
 }
 
 async function readToken(

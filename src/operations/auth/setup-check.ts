@@ -67,9 +67,10 @@ export const setupCheck = defineOperation<Record<string, never>, typeof Output.s
   output: Output,
   successStatus: 200,
   errors: [],
-  async handler({ principal, credentialProblem, deps }) {
+  handler({ principal, credentialProblem, deps }) {
     // Agents call this often with the same token: while the token lookup is cached (the same token
-    // and member objects come back), so is the answer and its serialization.
+    // and member objects come back), so is the answer and its serialization. Answered from memory,
+    // so not as a promise (see Operation.handler).
     if (principal.kind === 'bearer') {
       const known = answers.get(principal.token);
       if (known && known.member === principal.member) return known.result;

@@ -1,7 +1,13 @@
 import { ApiError, errors } from '../../core/errors.ts';
 import { ANONYMOUS, type Principal } from '../../domain/auth/principal.ts';
 import { verifySession } from '../../domain/auth/sessions.ts';
-import { isTouchDue, touchToken, verifyToken } from '../../domain/auth/tokens.ts';
+import {
+  isTouchDue,
+  presentedTokenDigest,
+  type TokenLookup,
+  touchToken,
+  verifyTokenDigest,
+} from '../../domain/auth/tokens.ts';
 import { crossSiteReason, isSafeMethod } from '../../http/same-origin.ts';
 import type { Deps } from '../services.ts';
 import type { CallRequest, Operation } from '../types.ts';
@@ -24,44 +30,87 @@ export function presentsCredential(request: CallRequest): boolean {
 /**
  * Reads the credential once and passes the principal down; nothing later verifies it again.
  * A presented but refused bearer is reported as `problem`, and the operation decides what it means.
+ * Answered at once when the lookup is (a cached token or session), else as a promise.
  */
-export async function authenticate(deps: Deps, request: CallRequest, now: number): Promise<Authentication> {
+export function authenticate(
+  deps: Deps,
+  request: CallRequest,
+  now: number,
+): Authentication | Promise<Authentication> {
   if (request.authorization !== undefined) {
-    const match = BEARER.exec(request.authorization);
-    if (!match || match[1] === '') {
-      return {
-        principal: ANONYMOUS,
-        problem: errors.unauthorized(
-          'invalid_authorization',
-          'Send the token as "Authorization: Bearer agt_…".',
-        ),
-      };
-    }
-    const pending = verifyToken(deps.db, match[1], deps.database.authCache);
-    const lookup = pending instanceof Promise ? await pending : pending;
-    if (!lookup.ok) {
-      const message = {
-        malformed: 'The bearer is not an agent token (agt_ followed by 43 base64url characters).',
-        unknown: 'The bearer token is not recognized.',
-        revoked: 'The bearer token has been revoked.',
-      }[lookup.reason];
-      const code = lookup.reason === 'revoked' ? 'token_revoked' : 'invalid_token';
-      const revoked = lookup.reason === 'revoked' ? { id: lookup.tokenId, prefix: lookup.prefix } : undefined;
-      return { principal: ANONYMOUS, problem: errors.unauthorized(code, message), revoked };
-    }
-    if (isTouchDue(lookup.token, now)) await touchToken(deps.db, lookup.token, now);
-    return { principal: { kind: 'bearer', member: lookup.member, token: lookup.token } };
+    const digest = bearerDigest(request.authorization, request.connection);
+    if (typeof digest !== 'string') return digest;
+    const pending = verifyTokenDigest(deps.db, digest, deps.database.authCache);
+    if (pending instanceof Promise) return pending.then((lookup) => bearerOf(deps, lookup, now));
+    return bearerOf(deps, pending, now);
   }
   if (request.sessionId) {
     const pending = verifySession(deps.db, request.sessionId, now, deps.database.authCache);
-    const session = pending instanceof Promise ? await pending : pending;
-    if (session) return { principal: { kind: 'session', ...session } };
-    return {
-      principal: ANONYMOUS,
-      problem: errors.unauthorized('session_expired', 'The browser session has expired; sign in again.'),
-    };
+    if (pending instanceof Promise) return pending.then(sessionOf);
+    return sessionOf(pending);
   }
   return NO_CREDENTIAL;
+}
+
+/**
+ * The bearer a connection presented last: its Authorization header and the token's digest. An agent
+ * sends the same header on every request of a kept-alive connection; comparing it with the last one
+ * spares the header's parse, the token's shape check and its SHA-256 (about 0.9 µs of a cached read).
+ * Nothing here decides whether the token is valid: that is the lookup's, every time. A connection's
+ * entry holds only what that connection sent, and goes with the connection (keyed weakly by its socket).
+ */
+const lastBearer = new WeakMap<object, { authorization: string; digest: string }>();
+
+/** The digest of the presented token, or the refusal of a header that does not carry one. */
+function bearerDigest(authorization: string, connection: object | undefined): string | Authentication {
+  const last = connection && lastBearer.get(connection);
+  if (last && last.authorization === authorization) return last.digest;
+  const match = BEARER.exec(authorization);
+  if (!match || match[1] === '')
+    return {
+      principal: ANONYMOUS,
+      problem: errors.unauthorized(
+        'invalid_authorization',
+        'Send the token as "Authorization: Bearer agt_…".',
+      ),
+    };
+  const digest = presentedTokenDigest(match[1]);
+  if (digest === undefined) return refusedBearer('malformed');
+  if (connection) lastBearer.set(connection, { authorization, digest });
+  return digest;
+}
+
+function bearerOf(deps: Deps, lookup: TokenLookup, now: number): Authentication | Promise<Authentication> {
+  if (!lookup.ok)
+    return refusedBearer(
+      lookup.reason,
+      lookup.reason === 'revoked' ? { id: lookup.tokenId, prefix: lookup.prefix } : undefined,
+    );
+  const principal: Principal = { kind: 'bearer', member: lookup.member, token: lookup.token };
+  if (isTouchDue(lookup.token, now))
+    return touchToken(deps.db, lookup.token, now).then(() => ({ principal }));
+  return { principal };
+}
+
+function refusedBearer(
+  reason: Extract<TokenLookup, { ok: false }>['reason'],
+  revoked?: Authentication['revoked'],
+): Authentication {
+  const message = {
+    malformed: 'The bearer is not an agent token (agt_ followed by 43 base64url characters).',
+    unknown: 'The bearer token is not recognized.',
+    revoked: 'The bearer token has been revoked.',
+  }[reason];
+  const code = reason === 'revoked' ? 'token_revoked' : 'invalid_token';
+  return { principal: ANONYMOUS, problem: errors.unauthorized(code, message), revoked };
+}
+
+function sessionOf(session: Awaited<ReturnType<typeof verifySession>>): Authentication {
+  if (session) return { principal: { kind: 'session', ...session } };
+  return {
+    principal: ANONYMOUS,
+    problem: errors.unauthorized('session_expired', 'The browser session has expired; sign in again.'),
+  };
 }
 
 /**

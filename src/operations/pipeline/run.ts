@@ -56,38 +56,82 @@ export type { CallResult } from './answer.ts';
  * A failure at any step is answered by `answerFailure` in the spec's Error shape.
  */
 export async function runOperation(deps: Deps, op: Operation, request: CallRequest): Promise<CallResult> {
+  return runOperationNow(deps, op, request);
+}
+
+/**
+ * `runOperation` for a door that can send an answer at once (the front door): the result itself when
+ * every step answered without waiting (a cached credential, counters and handler that answer from
+ * memory: the common read), else its promise. Each await a step did not need cost a promise and a
+ * turn of the microtask queue, a measurable share of a cached read (docs/benchmarks.md).
+ */
+export function runOperationNow(
+  deps: Deps,
+  op: Operation,
+  request: CallRequest,
+): CallResult | Promise<CallResult> {
   const started = performance.now();
   const call = new Call(deps, op, request);
-  let result: CallResult;
+  let steps: CallResult | Promise<CallResult>;
   try {
-    result = await runSteps(call);
+    steps = runSteps(call);
   } catch (error) {
-    result = await answerFailure(call, error);
+    return answerFailure(call, error).then((result) => finish(call, result, started));
   }
-  recordCallMetrics(op, request, result, started);
-  if (call.activity) await recordCall(call, call.activity, result);
+  if (steps instanceof Promise)
+    return steps.then(
+      (result) => finish(call, result, started),
+      (error) => answerFailure(call, error).then((result) => finish(call, result, started)),
+    );
+  return finish(call, steps, started);
+}
+
+/** The call's metrics, and its activity row when it gets one (the only step after the answer). */
+function finish(call: Call, result: CallResult, started: number): CallResult | Promise<CallResult> {
+  recordCallMetrics(call.op, call.request, result, started);
+  if (call.activity) return recordCall(call, call.activity, result).then(() => result);
   return result;
 }
 
-async function runSteps(call: Call): Promise<CallResult> {
-  if (presentsCredential(call.request)) await authenticateCaller(call);
+// The steps in order. Each step that may wait returns a promise only when it does, and the steps
+// after it run as its continuation; a synchronous throw and a rejection are answered alike.
+function runSteps(call: Call): CallResult | Promise<CallResult> {
+  if (presentsCredential(call.request)) {
+    const authenticating = authenticateCaller(call);
+    if (authenticating) return authenticating.then(() => afterAuthentication(call));
+  }
+  return afterAuthentication(call);
+}
+
+function afterAuthentication(call: Call): CallResult | Promise<CallResult> {
   refuseCrossSite(call);
   admit(call);
   const charging = chargeLimits(call);
-  if (charging) await charging;
+  if (charging) return charging.then(() => afterCharge(call));
+  return afterCharge(call);
+}
+
+function afterCharge(call: Call): CallResult | Promise<CallResult> {
   validate(call);
-  // A step with nothing to do is skipped without an await: each would cost a promise and a turn of
-  // the microtask queue on every call (the common read has no sandbox token and no key).
   if (isSandboxCall(call.op, call.principal)) return sandboxStep(call);
-  if (call.op.idempotent && call.request.idempotencyKey !== undefined) {
-    const replay = await claimKey(call);
-    if (replay) return replay;
-  }
-  const result = await handle(call);
-  checkOutput(call, result);
-  const answer = shape(call, result);
+  if (call.op.idempotent && call.request.idempotencyKey !== undefined) return keyedSteps(call);
+  const handled = handle(call);
+  if (handled instanceof Promise) return handled.then((result) => answerOf(call, result));
+  return answerOf(call, handled);
+}
+
+/** The steps of a call with an Idempotency-Key: claimed (or its stored answer replayed), then kept. */
+async function keyedSteps(call: Call): Promise<CallResult> {
+  const replay = await claimKey(call);
+  if (replay) return replay;
+  const answer = answerOf(call, await handle(call));
   if (call.keyHash) await completeKey(call, answer);
   return answer;
+}
+
+function answerOf(call: Call, result: OperationResult): CallResult {
+  checkOutput(call, result);
+  return shape(call, result);
 }
 
 /** One call as it moves through the steps. */
@@ -122,10 +166,26 @@ interface ActivityEntry {
   written?: { status: number; outcome: string };
 }
 
-async function authenticateCaller(call: Call): Promise<void> {
-  call.auth = await authenticate(call.deps, call.request, call.now);
-  const signing = verifySignature(call.deps, call.request, call.auth, call.now);
-  if (signing) call.auth = await signing;
+/** Undefined when the credential was settled at once (a cached lookup), else its promise. */
+function authenticateCaller(call: Call): Promise<void> | undefined {
+  const authenticating = authenticate(call.deps, call.request, call.now);
+  if (authenticating instanceof Promise) return authenticating.then((auth) => authenticated(call, auth));
+  return authenticated(call, authenticating);
+}
+
+function authenticated(call: Call, auth: Authentication): Promise<void> | undefined {
+  call.auth = auth;
+  const signing = verifySignature(call.deps, call.request, auth, call.now);
+  if (signing)
+    return signing.then((signed) => {
+      call.auth = signed;
+      settlePrincipal(call);
+    });
+  settlePrincipal(call);
+  return undefined;
+}
+
+function settlePrincipal(call: Call): void {
   call.principal = call.auth.principal;
   const { principal, op } = call;
   if (principal.kind === 'bearer' && op.recordsActivity !== false)
@@ -230,8 +290,8 @@ function contextOf(call: Call): OperationContext<unknown> {
   };
 }
 
-function handle(call: Call): Promise<OperationResult> {
-  // Nothing to record in a transaction and no key to release: the handler's own promise.
+function handle(call: Call): OperationResult | Promise<OperationResult> {
+  // Nothing to record in a transaction and no key to release: the handler's own answer.
   if (!call.activity && !call.keyHash) return call.op.handler(contextOf(call));
   return handleRecorded(call);
 }
@@ -242,7 +302,7 @@ async function handleRecorded(call: Call): Promise<OperationResult> {
   try {
     return await withCommitHook(
       commitHook(call, { status: op.successStatus, outcome: 'ok' }),
-      () => op.handler(context),
+      async () => op.handler(context),
       laneOf(call),
     );
   } catch (error) {
