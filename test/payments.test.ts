@@ -4,6 +4,8 @@
 // the donor wall, the member's event log and MCP show the donation, on SQLite and PostgreSQL.
 // Refusals: payments-refusals.test.ts; lost answers: payments-recovery.test.ts.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -288,6 +290,42 @@ describe('x402 while the facilitator could never be reached', () => {
       assert.deepEqual([donations.length, claims.length], [0, 0]);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('x402 while the facilitator answers nonsense', () => {
+  test('discovery and a donation answer 502 facilitator_error, without Retry-After, and nothing is stored', async () => {
+    // A facilitator that answers, but not with x402's /supported shape: broken, not away.
+    const broken = createServer((request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ asked: request.url, kinds: 'none' }));
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
+    const payments = loadConfig({ X402_PAY_TO: PAY_TO, X402_FACILITATOR_URL: url }).payments;
+    const app = await startTestApp({ config: { payments } });
+    try {
+      const response = await fetch(`${app.baseUrl}/discovery/resources`);
+      assert.equal(response.status, 502);
+      assert.equal(response.headers.get('retry-after'), null);
+      const body = (await response.json()) as Record<string, any>;
+      assert.equal(body.error, 'facilitator_error');
+      assert.equal(body.error_kind, 'upstream');
+      assert.match(body.message, /requirements cannot be listed now/);
+      assert.equal(typeof body.request_id, 'string');
+      const donation = await fetch(`${app.baseUrl}/api/payments/donate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ amount_usd: 5 }),
+      });
+      assert.equal(donation.status, 502);
+      assert.equal(((await donation.json()) as Record<string, any>).error, 'facilitator_error');
+      const { donations, claims } = await stored(app.database.url);
+      assert.deepEqual([donations.length, claims.length], [0, 0]);
+    } finally {
+      await app.close();
+      broken.close();
     }
   });
 });
