@@ -1,3 +1,8 @@
+import {
+  CONNECTION_EXCEPTION_CLASS,
+  CONTENTION_SQLSTATES,
+  UNAVAILABLE_SQLSTATES,
+} from '../storage/sqlstates.ts';
 import type { PolicyOutcome, RateInfo } from './rate-limit.ts';
 
 /** The closed set of machine-readable failure classes (spec 2.2 error_kind). */
@@ -89,23 +94,6 @@ export class ApiError extends Error {
 /** Seconds a 503 asks the caller to wait: a restarting database or cache is usually back within that. */
 export const UNAVAILABLE_RETRY_SECONDS = 2;
 
-/** SQLSTATE codes that say the database is away or cannot take the statement now. */
-const UNAVAILABLE_SQLSTATES = new Set([
-  '57P01', // admin_shutdown: terminating connection due to administrator command
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now: the database system is starting up / shutting down
-  '57014', // query_canceled: the statement timeout fired
-  '53300', // too_many_connections
-]);
-/**
- * SQLSTATE codes that say the transaction lost to concurrent writes and was rolled back: the
- * database is up, the request is not wrong, and it may succeed repeated (docs/api.md, errors).
- */
-const CONTENTION_SQLSTATES = new Set([
-  '40P01', // deadlock_detected: this transaction was chosen to end a lock cycle
-  '40001', // serialization_failure
-  '55P03', // lock_not_available: a lock wait ran past lock_timeout
-]);
 const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -135,7 +123,7 @@ export function isDependencyUnavailable(error: unknown): boolean {
   const { code, message, errors: inner } = error as { code?: unknown; message?: unknown; errors?: unknown };
   if (typeof code === 'string') {
     if (UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
-    if (code.startsWith('08')) return true; // connection_exception class
+    if (code.startsWith(CONNECTION_EXCEPTION_CLASS)) return true;
   }
   if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message)))
     return true;

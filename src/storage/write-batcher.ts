@@ -2,6 +2,7 @@ import { type Compilable, sql, type Transaction } from 'kysely';
 import type { Database } from './database.ts';
 import { prepare } from './prepared.ts';
 import type { Schema } from './schema.ts';
+import { LOST_RACE_SQLSTATES, SERVER_CLASSES } from './sqlstates.ts';
 import { DEFERRED_WRITE } from './statement-groups.ts';
 
 export type WriteUnit<T> = (trx: Transaction<Schema>) => Promise<T>;
@@ -60,9 +61,6 @@ export class SharedTransactionFailed extends Error {
   }
 }
 
-/** SQLSTATE classes that speak of the connection or the server (away, full, shutting down), not of a statement. */
-const SERVER_CLASSES = new Set(['08', '53', '57', '58']);
-
 /**
  * Whether a shared transaction failed on one of its statements (which some unit may have caused),
  * rather than on its connection or server: those fail every unit as they would fail it alone, so
@@ -72,9 +70,6 @@ function statementFailure(error: unknown): boolean {
   const { severity, code } = (error ?? {}) as { severity?: unknown; code?: unknown };
   return severity === 'ERROR' && typeof code === 'string' && !SERVER_CLASSES.has(code.slice(0, 2));
 }
-
-/** PostgreSQL's answers to a statement that lost a lock cycle or a serialization race. */
-const LOST_RACE = new Set(['40P01', '40001']);
 
 /**
  * Group commit: units that share a transaction each run inside a savepoint, so a unit that throws
@@ -225,7 +220,7 @@ export class WriteBatcher {
           } catch (error) {
             await rollbackTo(trx);
             await release(trx);
-            const lost = LOST_RACE.has((error as { code?: string }).code ?? '');
+            const lost = LOST_RACE_SQLSTATES.has((error as { code?: string }).code ?? '');
             if (lost) item.lostRaces = (item.lostRaces ?? 0) + 1;
             if (!lost || (item.lostRaces ?? 0) >= MAX_LOST_RACES) {
               settled.push(() => item.reject(error));

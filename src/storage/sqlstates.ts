@@ -1,0 +1,37 @@
+// What PostgreSQL's SQLSTATE codes say about a failed statement, in one place: the write batcher
+// (which failures to retry, which to pass on) and core/errors.ts (which answer a failure gets) both
+// read them from here.
+
+/** A statement that lost a lock cycle or a serialization race: the transaction may simply go again. */
+export const LOST_RACE_SQLSTATES: ReadonlySet<string> = new Set([
+  '40P01', // deadlock_detected: this transaction was chosen to end a lock cycle
+  '40001', // serialization_failure
+]);
+
+/**
+ * The transaction lost to concurrent writes and was rolled back: the database is up, the request
+ * is not wrong, and it may succeed repeated (docs/api.md, errors).
+ */
+export const CONTENTION_SQLSTATES: ReadonlySet<string> = new Set([
+  ...LOST_RACE_SQLSTATES,
+  '55P03', // lock_not_available: a lock wait ran past lock_timeout
+]);
+
+/** The database is away or cannot take the statement now (with the whole class 08, see below). */
+export const UNAVAILABLE_SQLSTATES: ReadonlySet<string> = new Set([
+  '57P01', // admin_shutdown: terminating connection due to administrator command
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: the database system is starting up / shutting down
+  '57014', // query_canceled: the statement timeout fired
+  '53300', // too_many_connections
+]);
+
+/** The class of connection exceptions: every code in it says the connection failed. */
+export const CONNECTION_EXCEPTION_CLASS = '08';
+
+/**
+ * Classes that speak of the connection or the server (away, out of resources, shutting down, a
+ * system error), not of the statement: connection exception, insufficient resources, operator
+ * intervention, system error.
+ */
+export const SERVER_CLASSES: ReadonlySet<string> = new Set([CONNECTION_EXCEPTION_CLASS, '53', '57', '58']);
