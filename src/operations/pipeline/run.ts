@@ -55,8 +55,10 @@ export type { CallResult } from './answer.ts';
  *
  * A failure at any step is answered by `answerFailure` in the spec's Error shape.
  */
-export async function runOperation(deps: Deps, op: Operation, request: CallRequest): Promise<CallResult> {
-  return runOperationNow(deps, op, request);
+export function runOperation(deps: Deps, op: Operation, request: CallRequest): Promise<CallResult> {
+  // Not an async function: returning the pipeline's own promise from one would cost two more turns.
+  const outcome = runOperationNow(deps, op, request);
+  return outcome instanceof Promise ? outcome : Promise.resolve(outcome);
 }
 
 /**
