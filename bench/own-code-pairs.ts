@@ -1,0 +1,84 @@
+// (b µ) of two checkouts side by side in one process: each tree's front door answers setup-check
+// with a bearer (no socket, no node:http, as bench/own-code.ts), in alternating rounds of 50 000
+// reads, and the median of the per-round differences is printed. A change of a microsecond in our
+// own code shows here when the loaded server's figures move more than that from minute to minute.
+// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_PATH=/api/agent/setup-check]
+//        node --import tsx bench/own-code-pairs.ts
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { benchEnvironment, cli, mintBenchToken } from './support.ts';
+
+const other = process.env.BENCH_COMPARE_DIR;
+if (!other) throw new Error('set BENCH_COMPARE_DIR to the other checkout');
+const rounds = Number(process.env.BENCH_ROUNDS ?? 30);
+const path = process.env.BENCH_PATH ?? '/api/agent/setup-check';
+const READS_PER_ROUND = 50_000;
+/** The first rounds warm the JIT and are left out of the medians. */
+const WARM_UP_ROUNDS = 4;
+
+const { env } = benchEnvironment('agent-commons-own-code-pairs-');
+cli(['migrate'], env);
+const { token } = mintBenchToken(env, 'pairs', 'read:public');
+// One request object for every read: the same socket, as a kept-alive agent's requests share one.
+const request = {
+  method: 'GET',
+  url: path,
+  headers: { host: '127.0.0.1', connection: 'keep-alive', authorization: `Bearer ${token}` },
+  socket: { remoteAddress: '127.0.0.1' },
+} as unknown as IncomingMessage;
+let answered: () => void = () => {};
+let status = 0;
+const response = {
+  headersSent: false,
+  writeHead(code: number) {
+    status = code;
+  },
+  end() {
+    answered();
+  },
+  destroy() {},
+} as unknown as ServerResponse;
+
+const sides = [];
+for (const [label, dir] of [
+  ['other', other],
+  ['this', process.cwd()],
+] as const) {
+  const { loadConfig } = await import(`${dir}/src/config.ts`);
+  const { createDeps } = await import(`${dir}/src/deps.ts`);
+  const { OPERATIONS } = await import(`${dir}/src/operations/registry.ts`);
+  const { frontDoor } = await import(`${dir}/src/surfaces/front-door.ts`);
+  const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
+  const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
+  sides.push({ label, deps, door: frontDoor(deps, OPERATIONS, log, false), micros: [] as number[] });
+}
+
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 ? [...sides].reverse() : sides) {
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < READS_PER_ROUND; i++)
+        await new Promise<void>((resolve) => {
+          answered = resolve;
+          if (!side.door.serve(request, response)) throw new Error(`${path} was not answered directly`);
+        });
+      side.micros.push(Number(process.hrtime.bigint() - started) / READS_PER_ROUND / 1000);
+      if (status !== 200) throw new Error(`${path} answered ${status}`);
+    }
+  }
+} finally {
+  for (const side of sides) await side.deps.close();
+}
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+const [before, after] = sides.map((side) => side.micros.slice(WARM_UP_ROUNDS));
+for (const [side, micros] of [
+  [sides[0], before],
+  [sides[1], after],
+] as const)
+  console.log(
+    `${side.label}: median ${median(micros).toFixed(2)} µs a read (rounds: ${micros.map((m) => m.toFixed(2)).join(' ')})`,
+  );
+const differences = after.map((micros, round) => micros - before[round]);
+console.log(
+  `${path}, this − other, median of ${differences.length} paired rounds: ${median(differences).toFixed(2)} µs a read; ` +
+    `this faster in ${differences.filter((d) => d < 0).length} of ${differences.length}`,
+);
