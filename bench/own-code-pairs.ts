@@ -2,27 +2,43 @@
 // with a bearer (no socket, no node:http, as bench/own-code.ts), in alternating rounds of 50 000
 // reads, and the median of the per-round differences is printed. A change of a microsecond in our
 // own code shows here when the loaded server's figures move more than that from minute to minute.
-// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_PATH=/api/agent/setup-check]
+// BENCH_CREDENTIAL=session reads /api/tier/me with a browser session's cookie instead ((e1)'s read).
+// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_CREDENTIAL=bearer|session]
 //        node --import tsx bench/own-code-pairs.ts
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { systemClock } from '../src/clock.ts';
+import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
+import { openDatabase } from '../src/storage/database.ts';
 import { benchEnvironment, cli, mintBenchToken } from './support.ts';
 
 const other = process.env.BENCH_COMPARE_DIR;
 if (!other) throw new Error('set BENCH_COMPARE_DIR to the other checkout');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 30);
-const path = process.env.BENCH_PATH ?? '/api/agent/setup-check';
+const credential = process.env.BENCH_CREDENTIAL ?? 'bearer';
+if (credential !== 'bearer' && credential !== 'session')
+  throw new Error(`BENCH_CREDENTIAL=${credential}: bearer or session`);
+const path = credential === 'bearer' ? '/api/agent/setup-check' : '/api/tier/me';
 const READS_PER_ROUND = 50_000;
 /** The first rounds warm the JIT and are left out of the medians. */
 const WARM_UP_ROUNDS = 4;
 
 const { env } = benchEnvironment('agent-commons-own-code-pairs-');
 cli(['migrate'], env);
-const { token } = mintBenchToken(env, 'pairs', 'read:public');
+const { token, memberId } = mintBenchToken(env, 'pairs', 'read:public');
+const database = openDatabase(env.DATABASE_URL);
+const session = await createSession(database.db, systemClock, memberId);
+await database.close();
 // One request object for every read: the same socket, as a kept-alive agent's requests share one.
 const request = {
   method: 'GET',
   url: path,
-  headers: { host: '127.0.0.1', connection: 'keep-alive', authorization: `Bearer ${token}` },
+  headers: {
+    host: '127.0.0.1',
+    connection: 'keep-alive',
+    ...(credential === 'bearer'
+      ? { authorization: `Bearer ${token}` }
+      : { cookie: `${SESSION_COOKIE}=${session}` }),
+  },
   socket: { remoteAddress: '127.0.0.1' },
 } as unknown as IncomingMessage;
 let answered: () => void = () => {};

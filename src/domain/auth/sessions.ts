@@ -47,8 +47,22 @@ export function verifySession(
   now: number,
   cache?: InvalidatingCache<unknown>,
 ): VerifiedSession | undefined | Promise<VerifiedSession | undefined> {
-  if (sessionId.length > 200) return undefined;
-  const hash = sha256(sessionId);
+  const digest = sessionDigest(sessionId);
+  return digest === undefined ? undefined : verifySessionDigest(db, digest, now, cache);
+}
+
+/** The digest a presented session id is looked up by; undefined when it is too long to be one. */
+export function sessionDigest(sessionId: string): string | undefined {
+  return sessionId.length > 200 ? undefined : sha256(sessionId);
+}
+
+/** `verifySession` for a session id whose digest the caller already has (sessionDigest). */
+export function verifySessionDigest(
+  db: Executor,
+  hash: string,
+  now: number,
+  cache?: InvalidatingCache<unknown>,
+): VerifiedSession | undefined | Promise<VerifiedSession | undefined> {
   const key = `session:${hash}`;
   const cached = cache?.get(key) as SessionRow | undefined;
   if (cached) return cached.expiresAt > now ? cached.session : undefined;

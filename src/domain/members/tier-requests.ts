@@ -46,14 +46,24 @@ function view(row: TierRequestsTable): TierRequestView {
  * a write to members or tier_requests empties at once, and another process's commit within
  * EXTERNAL_CHECK_MS) the answer is kept until one of them changes; callers must not mutate it.
  */
-export async function tierStatus(
+export function tierStatus(
   deps: Store,
   memberId: string,
   cache?: InvalidatingCache<unknown>,
-): Promise<MemberTierStatus> {
+): MemberTierStatus | Promise<MemberTierStatus> {
   const key = `tier-status ${memberId}`;
+  // A kept status is answered at once, without a promise (the pipeline then answers at once too).
   const kept = cache?.get(key) as MemberTierStatus | undefined;
   if (kept) return kept;
+  return readTierStatus(deps, memberId, key, cache);
+}
+
+async function readTierStatus(
+  deps: Store,
+  memberId: string,
+  key: string,
+  cache?: InvalidatingCache<unknown>,
+): Promise<MemberTierStatus> {
   const snapshot = cache?.snapshot();
   const member = await getMember(deps.db, memberId);
   if (!member) throw new ApiError(404, 'unknown_member', 'not_found', { message: 'No such member.' });

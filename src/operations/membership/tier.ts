@@ -44,20 +44,25 @@ const membership = {
   input: strictObject({}),
   output: MembershipOutput,
   successStatus: 200,
-  async handler(ctx: OperationContext<Record<string, never>, SignedInPrincipal>) {
-    const status = await tierStatus(ctx.deps, actingMemberId(ctx), ctx.deps.database.authCache);
-    return {
-      body: {
-        ok: true as const,
-        tier: status.tier,
-        pending: status.pending,
-        history: status.history,
-        email: status.email,
-        display_name: status.name,
-      },
-    };
+  handler(ctx: OperationContext<Record<string, never>, SignedInPrincipal>) {
+    // A kept status is answered without a promise (see Operation.handler).
+    const status = tierStatus(ctx.deps, actingMemberId(ctx), ctx.deps.database.authCache);
+    return status instanceof Promise ? status.then(membershipAnswer) : membershipAnswer(status);
   },
 } as const;
+
+function membershipAnswer(status: Awaited<ReturnType<typeof tierStatus>>) {
+  return {
+    body: {
+      ok: true as const,
+      tier: status.tier,
+      pending: status.pending,
+      history: status.history,
+      email: status.email,
+      display_name: status.name,
+    },
+  };
+}
 
 export const getMyTier = defineOperation<Record<string, never>, typeof MembershipOutput.static>({
   ...membership,

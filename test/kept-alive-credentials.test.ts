@@ -1,12 +1,15 @@
-// One kept-alive connection carrying several bearers in turn: the pipeline remembers the digest of
-// the bearer a connection presented last (src/operations/pipeline/authenticate.ts), so these tests
-// hold every request to one socket and check that what it remembers never decides an answer: each
-// token is answered as its own, a revocation counts from the next request, and a bad header is
+// One kept-alive connection carrying several credentials in turn: the pipeline remembers the
+// bearer and the session a connection presented last, with their digests
+// (src/operations/pipeline/connection-credentials.ts), so these tests hold every request to one
+// socket and check that what it remembers never decides an answer: each token and each session is
+// answered as its own, a revocation or sign-out counts from the next request, and a bad header is
 // refused as on a fresh connection. Through the front door and through Fastify alike.
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { createSession, revokeSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
+import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 
@@ -52,7 +55,7 @@ function oneConnection(baseUrl: string) {
 
 for (const engine of engines)
   for (const frontDoor of [true, false])
-    describe(`bearers in turn on one kept-alive connection (${engine.name}, ${frontDoor ? 'front door' : 'Fastify'})`, {
+    describe(`credentials in turn on one kept-alive connection (${engine.name}, ${frontDoor ? 'front door' : 'Fastify'})`, {
       skip: engine.skip,
       concurrency: 1,
     }, () => {
@@ -122,6 +125,47 @@ for (const engine of engines)
         const checked = await setupCheck(`Bearer ${token}`);
         assert.equal(checked.body.ready, false);
         assert.equal(checked.body.checks.token, 'token_revoked');
+      });
+
+      test('each session is answered as its own, and a sign-out counts from the next request', async () => {
+        const [ada, bea] = [await t.member('core', 'Ada Session'), await t.member('resident', 'Bea Session')];
+        const [adaSession, beaSession] = [
+          await createSession(t.deps.db, t.clock, ada.id),
+          await createSession(t.deps.db, t.clock, bea.id),
+        ];
+        const tierMe = (session: string) =>
+          client.send('GET', '/api/tier/me', { cookie: `${SESSION_COOKIE}=${session}` });
+        const answers: Answer[] = [];
+        for (const [session, member] of [
+          [adaSession, ada],
+          [adaSession, ada],
+          [beaSession, bea],
+          [adaSession, ada],
+        ] as const) {
+          const answer = await tierMe(session);
+          assert.equal(answer.status, 200);
+          assert.equal(answer.body.email, member.email);
+          assert.equal(answer.body.display_name, member.name);
+          assert.equal(answer.body.tier, member.tier);
+          answers.push(answer);
+        }
+        await revokeSession(t.deps.db, t.clock, adaSession);
+        const stored = await t.deps.db
+          .selectFrom('sessions')
+          .select('revoked_at')
+          .where('id_hash', '=', sha256(adaSession))
+          .executeTakeFirstOrThrow();
+        assert.notEqual(stored.revoked_at, null);
+        const refused = await tierMe(adaSession);
+        assert.equal(refused.status, 401);
+        assert.equal(refused.body.error, 'session_expired');
+        const still = await tierMe(beaSession);
+        assert.equal(still.status, 200);
+        assert.equal(still.body.email, bea.email);
+        assert.ok(
+          [...answers, refused, still].every((answer) => answer.socket === answers[0].socket),
+          'every request went on one connection',
+        );
       });
 
       test('a bad header after a good one is refused as on a fresh connection', async () => {
