@@ -5,10 +5,10 @@
 // BENCH_CREDENTIAL=session reads /api/tier/me with a browser session's cookie instead ((e1)'s read).
 // Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_CREDENTIAL=bearer|session]
 //        node --import tsx bench/own-code-pairs.ts
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
+import { directReader } from './own-code.ts';
 import { benchEnvironment, cli, mintBenchToken } from './support.ts';
 
 const other = process.env.BENCH_COMPARE_DIR;
@@ -28,31 +28,8 @@ const { token, memberId } = mintBenchToken(env, 'pairs', 'read:public');
 const database = openDatabase(env.DATABASE_URL);
 const session = await createSession(database.db, systemClock, memberId);
 await database.close();
-// One request object for every read: the same socket, as a kept-alive agent's requests share one.
-const request = {
-  method: 'GET',
-  url: path,
-  headers: {
-    host: '127.0.0.1',
-    connection: 'keep-alive',
-    ...(credential === 'bearer'
-      ? { authorization: `Bearer ${token}` }
-      : { cookie: `${SESSION_COOKIE}=${session}` }),
-  },
-  socket: { remoteAddress: '127.0.0.1' },
-} as unknown as IncomingMessage;
-let answered: () => void = () => {};
-let status = 0;
-const response = {
-  headersSent: false,
-  writeHead(code: number) {
-    status = code;
-  },
-  end() {
-    answered();
-  },
-  destroy() {},
-} as unknown as ServerResponse;
+const headers: Record<string, string> =
+  credential === 'bearer' ? { authorization: `Bearer ${token}` } : { cookie: `${SESSION_COOKIE}=${session}` };
 
 const sides = [];
 for (const [label, dir] of [
@@ -65,20 +42,17 @@ for (const [label, dir] of [
   const { frontDoor } = await import(`${dir}/src/surfaces/front-door.ts`);
   const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
   const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
-  sides.push({ label, deps, door: frontDoor(deps, OPERATIONS, log, false), micros: [] as number[] });
+  const reader = directReader(frontDoor(deps, OPERATIONS, log, false), path, headers);
+  sides.push({ label, deps, ...reader, micros: [] as number[] });
 }
 
 try {
   for (let round = 0; round < rounds; round++) {
     for (const side of round % 2 ? [...sides].reverse() : sides) {
       const started = process.hrtime.bigint();
-      for (let i = 0; i < READS_PER_ROUND; i++)
-        await new Promise<void>((resolve) => {
-          answered = resolve;
-          if (!side.door.serve(request, response)) throw new Error(`${path} was not answered directly`);
-        });
+      for (let i = 0; i < READS_PER_ROUND; i++) await side.read();
       side.micros.push(Number(process.hrtime.bigint() - started) / READS_PER_ROUND / 1000);
-      if (status !== 200) throw new Error(`${path} answered ${status}`);
+      if (side.status() !== 200) throw new Error(`${path} answered ${side.status()}`);
     }
   }
 } finally {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError, toApiError, UNAVAILABLE_RETRY_SECONDS } from '../core/errors.ts';
-import type { FacilitatorUnusable } from '../domain/payments/facilitator.ts';
+import { toApiError } from '../core/errors.ts';
+import { facilitatorRefusal } from '../domain/payments/facilitator-refusal.ts';
 import type { Deps } from '../operations/services.ts';
 
 /**
@@ -22,25 +22,13 @@ export function registerPaymentDiscovery(app: FastifyInstance, deps: Deps): void
     } catch (error) {
       // Only a listing that loaded the x402 code can fail, so this import is the loaded module's.
       const { FacilitatorUnusable: Unusable } = await import('../domain/payments/facilitator.ts');
-      const apiError = error instanceof Unusable ? facilitatorRefusal(error) : toApiError(error);
+      const apiError =
+        error instanceof Unusable
+          ? facilitatorRefusal(error.failure, 'the requirements cannot be listed now.')
+          : toApiError(error);
       if (apiError.status >= 500 && !(error instanceof Unusable))
         request.log.error({ err: error }, 'discovery failed');
       return reply.code(apiError.status).headers(apiError.headers()).send(apiError.body(request.id));
     }
-  });
-}
-
-/**
- * A facilitator that failed the listing, answered as a donation answers it (domain/payments/donate.ts):
- * away or silent 503 with Retry-After, an error or an answer that makes no sense 502.
- */
-function facilitatorRefusal(error: FacilitatorUnusable): ApiError {
-  if (error.failure === 'unavailable')
-    return new ApiError(503, 'facilitator_unavailable', 'unavailable', {
-      message: 'The payment facilitator cannot be reached; the requirements cannot be listed now.',
-      retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-    });
-  return new ApiError(502, 'facilitator_error', 'upstream', {
-    message: 'The payment facilitator answered with an error; the requirements cannot be listed now.',
   });
 }

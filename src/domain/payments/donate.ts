@@ -1,8 +1,9 @@
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
-import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import type { Store } from '../ports.ts';
 import { FacilitatorUnusable } from './facilitator.ts';
+import { facilitatorRefusal } from './facilitator-refusal.ts';
 import type { DonatePort } from './payment-port.ts';
 import { reconcileAfter } from './reconciler.ts';
 import { type RecordedDonation, recordDonation } from './record.ts';
@@ -119,14 +120,7 @@ async function facilitated<T>(call: () => Promise<T>): Promise<T> {
 
 function facilitatorError(error: unknown): unknown {
   if (!(error instanceof FacilitatorUnusable)) return error;
-  if (error.failure === 'unavailable')
-    return new ApiError(503, 'facilitator_unavailable', 'unavailable', {
-      message: 'The payment facilitator did not answer in time. Nothing was recorded; try again shortly.',
-      retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-    });
-  return new ApiError(502, 'facilitator_error', 'upstream', {
-    message: 'The payment facilitator answered with an error. Nothing was recorded.',
-  });
+  return facilitatorRefusal(error.failure, 'nothing was recorded.');
 }
 
 /** The protocol's answer (402 and PAYMENT-REQUIRED), with the requirements in the Error shape's body too. */
