@@ -46,13 +46,8 @@ export function authenticate(
     return bearerOf(deps, pending, now);
   }
   if (request.sessionId) {
-    const { sessionId, connection } = request;
-    let digest = rememberedDigest(connection, 'session', sessionId);
-    if (digest === undefined) {
-      digest = sessionDigest(sessionId);
-      if (digest === undefined) return sessionOf(undefined);
-      rememberDigest(connection, 'session', sessionId, digest);
-    }
+    const digest = sessionIdDigest(request.sessionId, request.connection);
+    if (digest === undefined) return sessionOf(undefined);
     const pending = verifySessionDigest(deps.db, digest, now, deps.database.authCache);
     if (pending instanceof Promise) return pending.then(sessionOf);
     return sessionOf(pending);
@@ -76,6 +71,15 @@ function bearerDigest(authorization: string, connection: object | undefined): st
   const digest = presentedTokenDigest(match[1]);
   if (digest === undefined) return refusedBearer('malformed');
   rememberDigest(connection, 'bearer', authorization, digest);
+  return digest;
+}
+
+/** The digest of the presented session id; undefined when it cannot be one. */
+function sessionIdDigest(sessionId: string, connection: object | undefined): string | undefined {
+  const known = rememberedDigest(connection, 'session', sessionId);
+  if (known !== undefined) return known;
+  const digest = sessionDigest(sessionId);
+  if (digest !== undefined) rememberDigest(connection, 'session', sessionId, digest);
   return digest;
 }
 
