@@ -299,6 +299,30 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
     }
   });
 
+  test('a small cached answer sent as text counts its length in bytes, on both paths', async () => {
+    const name = 'Zoë Ōkubo 東京';
+    const member = await direct.member('core', name);
+    const wide = await direct.token(member, ['read:public']);
+    for (const [app, label] of [
+      [direct, 'direct'],
+      [routed, 'fastify'],
+    ] as const) {
+      // Twice: the second answer is the kept one.
+      for (const round of [1, 2]) {
+        const answer = await send(app.baseUrl, 'GET', '/api/agent/setup-check', {
+          authorization: `Bearer ${wide}`,
+        });
+        const where = `${label}, round ${round}`;
+        assert.equal(answer.status, 200, where);
+        assert.ok(answer.raw.length < 1024, `${where}: ${answer.raw.length} bytes`);
+        const text = answer.raw.toString('utf8');
+        assert.ok(answer.raw.length > text.length, `${where}: the name takes more bytes than characters`);
+        assert.equal(Number(answer.headers['content-length']), answer.raw.length, where);
+        assert.equal(JSON.parse(text).checks.member_name, name, where);
+      }
+    }
+  });
+
   test('without X-Request-Id each answer carries a fresh id, also in its error body', async () => {
     // From an address of its own, so the other tests' rate counters stay the same on both servers.
     const from = { 'x-forwarded-for': '198.51.100.9' };

@@ -6,6 +6,14 @@ import { gzipSync } from 'node:zlib';
 const GZIP_FROM_BYTES = 1024;
 
 /**
+ * Below this an answer is also kept as text, and REST sends the text: node:http writes a text body
+ * together with its headers in one piece, where bytes go as a second chunk of a writev. For a body
+ * this small the copy costs less than the second chunk (about 1.5 µs a request for setup-check's
+ * 773 bytes, docs/benchmarks.md); for larger ones the bytes are cheaper.
+ */
+const TEXT_BELOW_BYTES = 1024;
+
+/**
  * The gzipped form of a cached answer, made the first time a client accepts it and kept while the
  * answer is (so compression costs once per cached answer, not once per request). Undefined when the
  * answer is too small to be worth it.
@@ -45,8 +53,17 @@ const GZIPPED = { 'content-encoding': 'gzip', vary: 'accept-encoding' };
 export interface Answer<Body> {
   body: Body;
   bytes: Buffer;
+  /** The same UTF-8 JSON as text (small answers only). */
+  text?: string;
   /** Gzipped once, the first time a client accepts it (large answers only). */
   gzipped?: () => Buffer;
+}
+
+/** A body serialized once: its UTF-8 bytes, and the same as text when it is small. */
+export function serialize(body: unknown): { bytes: Buffer; text?: string } {
+  const text = JSON.stringify(body);
+  const bytes = Buffer.from(text);
+  return bytes.length < TEXT_BELOW_BYTES ? { bytes, text } : { bytes };
 }
 
 const serialized = new WeakMap<object, Answer<unknown>>();
@@ -60,8 +77,8 @@ export function answerOf<Body>(source: object, build: () => Body): Answer<Body> 
   let answer = serialized.get(source) as Answer<Body> | undefined;
   if (!answer) {
     const body = build();
-    const bytes = Buffer.from(JSON.stringify(body));
-    answer = { body, bytes, gzipped: gzipOnce(bytes) };
+    const forms = serialize(body);
+    answer = { body, ...forms, gzipped: gzipOnce(forms.bytes) };
     serialized.set(source, answer);
   }
   return answer;
@@ -69,21 +86,23 @@ export function answerOf<Body>(source: object, build: () => Body): Answer<Body> 
 
 export interface SerializedAnswer {
   bytes?: Buffer;
+  text?: string;
   gzipped?: () => Buffer;
 }
 
 /**
  * What REST sends for an answer the handler had serialized: its gzipped bytes when it has them and
- * the client accepts gzip, else its UTF-8 bytes; `Vary` whenever the choice was open.
+ * the client accepts gzip, else its UTF-8 bytes (as text when it has them as text); `Vary` whenever
+ * the choice was open.
  * Undefined when the answer was not serialized ahead (the surface serializes the body itself).
  */
 export function serializedPayload(
   answer: SerializedAnswer,
   acceptEncoding: string | undefined,
-): { payload: Buffer; headers?: Record<string, string> } | undefined {
+): { payload: Buffer | string; headers?: Record<string, string> } | undefined {
   const plain = answer.bytes;
   if (plain === undefined) return undefined;
-  if (!answer.gzipped) return { payload: plain };
+  if (!answer.gzipped) return { payload: answer.text ?? plain };
   if (!acceptsGzip(acceptEncoding)) return { payload: plain, headers: VARY };
   return { payload: answer.gzipped(), headers: GZIPPED };
 }

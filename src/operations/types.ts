@@ -120,6 +120,8 @@ export interface OperationResult<Output = unknown> {
   body: Output;
   /** `body` serialized as UTF-8 JSON, when the handler keeps it cached (REST sends it as it is, batch items embed it). */
   bytes?: Buffer;
+  /** The same JSON as text, for a small answer (REST sends it so: see serialize in http/serialized-answers.ts). */
+  text?: string;
   /** Those bytes gzipped, made once (REST sends them to a client that accepts gzip). */
   gzipped?: () => Buffer;
   headers?: Record<string, string>;

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { ApiError } from '../../core/errors.ts';
 import type { Principal } from '../../domain/auth/principal.ts';
 import { paymentStatus } from '../../domain/payments/describe.ts';
+import { serialize } from '../../http/serialized-answers.ts';
 import type { Deps } from '../services.ts';
 import { defineOperation, type OperationResult } from '../types.ts';
 
@@ -75,7 +76,7 @@ export const setupCheck = defineOperation<Record<string, never>, typeof Output.s
       const known = answers.get(principal.token);
       if (known && known.member === principal.member) return known.result;
       const result = answer(principal, credentialProblem, deps);
-      result.bytes = Buffer.from(JSON.stringify(result.body));
+      Object.assign(result, serialize(result.body));
       answers.set(principal.token, { member: principal.member, result });
       return result;
     }

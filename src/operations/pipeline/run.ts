@@ -360,6 +360,7 @@ function shape(call: Call, result: OperationResult): CallResult {
     status: result.status ?? call.op.successStatus,
     body: result.body,
     bytes: result.bytes,
+    text: result.text,
     gzipped: result.gzipped,
     headers: result.headers ? { ...rated, ...result.headers } : rated,
   };
