@@ -248,7 +248,13 @@ export function frontDoor(
     const headers = ['x-request-id', id, 'x-content-type-options', 'nosniff'];
     const payload = restAnswer(result, extraHeaders, header(request, 'accept-encoding'), headers);
     if (payload !== undefined) {
-      const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      // A kept answer's text has its bytes beside it: their length spares counting the text's.
+      const length =
+        typeof payload !== 'string'
+          ? payload.length
+          : payload === result.text && result.bytes
+            ? result.bytes.length
+            : Buffer.byteLength(payload);
       headers.push('content-type', JSON_TYPE, 'content-length', String(length));
     }
     response.writeHead(result.status, headers);
