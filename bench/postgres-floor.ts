@@ -8,7 +8,7 @@
 // quota row, the activity row, COMMIT, grouped as the service then sent them (src/storage/
 // statement-groups.ts): BEGIN with the story and the activity row with the COMMIT, each group one
 // pipeline ending in one Sync. MEMBERS quota rows: 1 is one member (every write waits for the
-// previous one's lock on its quota row), 25 is BENCH_PG_MEMBERS=25.
+// previous one's lock on its quota row), 25 (the default) is 25 members.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,8 @@
 // npm run bench: the issue's scenarios side by side, one run. BENCH_SECONDS and BENCH_CONNECTIONS
 // shorten or widen it; the figures the issues quote come from the defaults (10 s, 50 connections).
 // BENCH_ONLY=metrics runs only what metrics cost against (b) (bench/metrics-cost.ts).
-// BENCH_ONLY=pg runs only the two-instance PostgreSQL writes (bench/postgres-writes.ts).
+// BENCH_ONLY=pg runs only the two-instance PostgreSQL writes (bench/postgres-writes.ts); the full
+// run measures them too when PostgreSQL answers (BENCH_PG=0 leaves them out).
 // BENCH_ONLY=mcp runs only the MCP transport comparison (bench/mcp-transports.ts); BENCH_ONLY=signed
 // only the signed-vs-bearer setup-check rows (bench/signed-requests.ts); BENCH_ONLY=surfaces one
 // bearer read on REST, MCP and A2A (bench/surfaces.ts).
@@ -29,6 +30,7 @@ import {
   mcpToolCall,
   mintBenchToken,
   pinLoadGenerator,
+  postgresReachable,
   report,
   residentMb,
   SECONDS,
@@ -254,6 +256,11 @@ try {
     authorization: `Bearer ${token}`,
   });
   const mcpRounds = await mcpTransportRounds(env);
+  // (d-pg) in the same run as (d), so that every row of issue 22 comes from one run.
+  const measurePostgres = process.env.BENCH_PG !== '0' && (await postgresReachable());
+  const postgres = measurePostgres
+    ? { writes: await postgresWrites(), floor: await postgresFloor(MEMBERS) }
+    : undefined;
 
   const [a, b, , d, restRead, mcpRead, a2aRead] = rows;
   const { calibration } = memberReads;
@@ -286,6 +293,17 @@ try {
       `membership over MCP ${mcpRead.requestsPerSecond} req/s (${ratio(mcpRead)}% of the session row), over A2A ` +
       `${a2aRead.requestsPerSecond} req/s (${ratio(a2aRead)}%): for scale only, (e2) and (e3) are set against the bearer REST row below`,
   );
+  if (postgres) {
+    report(postgres.writes.instances);
+    console.log(postgresWritesSummary(postgres.writes));
+    console.log(
+      `(d-pg) against (d): ${Math.round((100 * postgres.writes.total) / d.requestsPerSecond)}% of (d)'s ${d.requestsPerSecond} writes/s on SQLite`,
+    );
+    console.log(postgresFloorSummary(postgres.floor));
+  } else
+    console.log(
+      `(d-pg) not measured: ${process.env.BENCH_PG === '0' ? 'BENCH_PG=0' : 'PostgreSQL does not answer at BENCH_POSTGRES_URL'}`,
+    );
   reportSurfaces(surfaceComparison);
   reportSetupCheckRounds(setupChecks);
   console.log(`issue 4's comparisons, round by round (the table above shows the median round):`);

@@ -335,6 +335,16 @@ async function postgresAdmin(sql: string): Promise<void> {
   }
 }
 
+/** Whether the server BENCH_POSTGRES_URL names answers (the full run measures (d-pg) only then). */
+export async function postgresReachable(): Promise<boolean> {
+  try {
+    await postgresAdmin('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A fresh PostgreSQL database for one bench, on the server BENCH_POSTGRES_URL names (default the
  * local test server): migrated, with the bench settings and `extra`, and dropped afterwards.
