@@ -2,12 +2,14 @@
 // with a bearer (no socket, no node:http, as bench/own-code.ts), in alternating rounds of 50 000
 // reads, and the median of the per-round differences is printed. A change of a microsecond in our
 // own code shows here when the loaded server's figures move more than that from minute to minute.
-// BENCH_CREDENTIAL=session reads /api/tier/me with a browser session's cookie instead ((e1)'s read).
-// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_CREDENTIAL=bearer|session]
+// BENCH_CREDENTIAL=session reads /api/tier/me with a browser session's cookie instead ((e1)'s read),
+// BENCH_CREDENTIAL=none the upcoming list with no credential ((f µ)'s read).
+// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_CREDENTIAL=bearer|session|none]
 //        node --import tsx bench/own-code-pairs.ts
 import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
+import { seedMemberReads } from './member-reads.ts';
 import { directReader } from './own-code.ts';
 import { benchEnvironment, cli, mintBenchToken } from './support.ts';
 
@@ -15,21 +17,31 @@ const other = process.env.BENCH_COMPARE_DIR;
 if (!other) throw new Error('set BENCH_COMPARE_DIR to the other checkout');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 30);
 const credential = process.env.BENCH_CREDENTIAL ?? 'bearer';
-if (credential !== 'bearer' && credential !== 'session')
-  throw new Error(`BENCH_CREDENTIAL=${credential}: bearer or session`);
-const path = credential === 'bearer' ? '/api/agent/setup-check' : '/api/tier/me';
+const paths: Record<string, string> = {
+  bearer: '/api/agent/setup-check',
+  session: '/api/tier/me',
+  none: '/api/events/upcoming',
+};
+const path = paths[credential];
+if (!path) throw new Error(`BENCH_CREDENTIAL=${credential}: bearer, session or none`);
 const READS_PER_ROUND = 50_000;
 /** The first rounds warm the JIT and are left out of the medians. */
 const WARM_UP_ROUNDS = 4;
 
 const { env } = benchEnvironment('agent-commons-own-code-pairs-');
 cli(['migrate'], env);
+// The events (f) reads, as the full run seeds them.
+if (credential === 'none') await seedMemberReads(env.DATABASE_URL);
 const { token, memberId } = mintBenchToken(env, 'pairs', 'read:public');
 const database = openDatabase(env.DATABASE_URL);
 const session = await createSession(database.db, systemClock, memberId);
 await database.close();
-const headers: Record<string, string> =
-  credential === 'bearer' ? { authorization: `Bearer ${token}` } : { cookie: `${SESSION_COOKIE}=${session}` };
+const credentials: Record<string, Record<string, string>> = {
+  bearer: { authorization: `Bearer ${token}` },
+  session: { cookie: `${SESSION_COOKIE}=${session}` },
+  none: {},
+};
+const headers = credentials[credential];
 
 const sides = [];
 for (const [label, dir] of [

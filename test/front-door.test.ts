@@ -354,6 +354,44 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
   });
 });
 
+describe('a reused read at the front door', () => {
+  let database: TestDatabase;
+  let app: TestApp;
+  before(async () => {
+    database = await freshDatabase('sqlite');
+    app = await startTestApp({ database });
+  });
+  after(async () => {
+    await app?.close();
+    await database?.drop();
+  });
+
+  test('the upcoming list is answered at once while it is reused, and read again once the reuse ends', async () => {
+    const upcoming = OPERATIONS.find((op) => op.path === '/api/events/upcoming') as Operation;
+    const call = () =>
+      callRequestFrom({ id: 'at-once-list', ip: '198.51.100.40', headers: {} }, {}, OPERATIONS);
+    const titles = (answer: { body: unknown }) =>
+      (answer.body as { events: { title: string }[] }).events.map((event) => event.title);
+    await cacheEvent(app, 'reused-first', 24);
+    const first = runOperationNow(app.deps, upcoming, call());
+    assert.ok(first instanceof Promise, 'the first read loads the list');
+    const read = await first;
+    const again = runOperationNow(app.deps, upcoming, call());
+    assert.ok(!(again instanceof Promise), 'the reused list answers at once');
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body, read.body);
+    assert.ok(!titles(again).includes('Event reused-then-new'));
+    // An event stored meanwhile shows once the reuse ends, through a load again.
+    await cacheEvent(app, 'reused-then-new', 1);
+    app.clock.advance(3_000);
+    const reloaded = runOperationNow(app.deps, upcoming, call());
+    assert.ok(reloaded instanceof Promise, 'past the reuse the list is read again');
+    const fresh = await reloaded;
+    assert.equal(titles(fresh)[0], 'Event reused-then-new');
+    assert.equal((fresh.body as { count: number }).count, (read.body as { count: number }).count + 1);
+  });
+});
+
 test('Accept-Encoding: gzip is taken when named or covered by *, with a weight above zero', () => {
   const cases: [string | undefined, boolean][] = [
     [undefined, false],

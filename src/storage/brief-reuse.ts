@@ -7,6 +7,13 @@ interface ReusePort {
   clock: Clock;
 }
 
+/** One key's load: its promise, and once it has settled, its value. */
+interface Entry<T> {
+  at: number;
+  value: Promise<T>;
+  loaded?: { value: T };
+}
+
 /**
  * A read one instance may reuse for a moment: hot public reads (the upcoming list, the donor wall)
  * hit the database at most once per `ttlMs` per instance and key, and a write made through this
@@ -14,13 +21,17 @@ interface ReusePort {
  */
 export class BriefReuse<T> {
   private readonly ttlMs: number;
-  private readonly entries = new WeakMap<Database, Map<string, { at: number; value: Promise<T> }>>();
+  private readonly entries = new WeakMap<Database, Map<string, Entry<T>>>();
 
   constructor(ttlMs: number) {
     this.ttlMs = ttlMs;
   }
 
-  get(deps: ReusePort, key: string, load: () => Promise<T>): Promise<T> {
+  /**
+   * The value itself once its load has settled (a reused read then answers without a promise, and
+   * so without a turn of the microtask queue), else the load's promise.
+   */
+  get(deps: ReusePort, key: string, load: () => Promise<T>): T | Promise<T> {
     const now = deps.clock.now();
     let byKey = this.entries.get(deps.database);
     if (!byKey) {
@@ -28,14 +39,20 @@ export class BriefReuse<T> {
       this.entries.set(deps.database, byKey);
     }
     const entry = byKey.get(key);
-    if (entry && now - entry.at < this.ttlMs && now >= entry.at) return entry.value;
-    const value = load();
-    byKey.set(key, { at: now, value });
-    // A failed load is not kept: the next caller tries again.
-    value.catch(() => {
-      if (byKey.get(key)?.value === value) byKey.delete(key);
-    });
-    return value;
+    if (entry && now - entry.at < this.ttlMs && now >= entry.at)
+      return entry.loaded ? entry.loaded.value : entry.value;
+    const loading: Entry<T> = { at: now, value: load() };
+    byKey.set(key, loading);
+    loading.value.then(
+      (value) => {
+        loading.loaded = { value };
+      },
+      // A failed load is not kept: the next caller tries again.
+      () => {
+        if (byKey.get(key) === loading) byKey.delete(key);
+      },
+    );
+    return loading.value;
   }
 
   forget(deps: ReusePort): void {

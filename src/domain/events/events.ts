@@ -112,7 +112,7 @@ export interface UpcomingList {
  * Events that have not ended yet, soonest first. One instance reads the table at most every
  * LIST_REUSE_MS, so an event that ends, or a change made on another instance, shows within 2 s.
  */
-function upcomingSnapshot(deps: Store & OnDatabase & Clocked): Promise<UpcomingSnapshot> {
+function upcomingSnapshot(deps: Store & OnDatabase & Clocked): UpcomingSnapshot | Promise<UpcomingSnapshot> {
   return upcomingReads.get(deps, 'upcoming', async () => {
     const now = deps.clock.now();
     const rows = await deps.db
@@ -131,9 +131,18 @@ function upcomingSnapshot(deps: Store & OnDatabase & Clocked): Promise<UpcomingS
   });
 }
 
-export async function listUpcoming(deps: Store & OnDatabase & Clocked, limit: number): Promise<UpcomingList> {
+/** The list itself while the reused read holds it (see BriefReuse.get), else a promise of it. */
+export function listUpcoming(
+  deps: Store & OnDatabase & Clocked,
+  limit: number,
+): UpcomingList | Promise<UpcomingList> {
+  const snapshot = upcomingSnapshot(deps);
+  if (snapshot instanceof Promise) return snapshot.then((loaded) => listOf(deps, loaded, limit));
+  return listOf(deps, snapshot, limit);
+}
+
+function listOf(deps: Clocked, snapshot: UpcomingSnapshot, limit: number): UpcomingList {
   const now = deps.clock.now();
-  const snapshot = await upcomingSnapshot(deps);
   const age = snapshot.refreshedAt === null ? null : Math.max(0, now - snapshot.refreshedAt);
   const ageMinutes = age === null ? null : Math.floor(age / MS.minute);
   const stale = age === null || age > STALE_AFTER_MS;

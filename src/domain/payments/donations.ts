@@ -19,7 +19,7 @@ export function forgetDonorWall(deps: Parameters<typeof wallReads.forget>[0]): v
 }
 
 /** Reused for up to 2 s per instance and limit (a public read that changes rarely). */
-export function donorWall(deps: Store & OnDatabase & Clocked, limit: number): Promise<DonorWall> {
+export function donorWall(deps: Store & OnDatabase & Clocked, limit: number): DonorWall | Promise<DonorWall> {
   return wallReads.get(deps, String(limit), () => readDonorWall(deps, limit));
 }
 

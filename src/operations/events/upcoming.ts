@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { listUpcoming } from '../../domain/events/events.ts';
+import { listUpcoming, type UpcomingList } from '../../domain/events/events.ts';
 import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
@@ -38,14 +38,19 @@ export const listUpcomingEvents = defineOperation<typeof Input.static, typeof Ou
   output: Output,
   successStatus: 200,
   errors: [{ status: 400, description: 'limit out of range' }],
-  async handler({ input, deps }) {
-    const list = await listUpcoming(deps, input.limit ?? 20);
-    return answerOf(list, () => ({
-      ok: true,
-      events: list.events,
-      count: list.events.length,
-      age_min: list.ageMinutes,
-      stale: list.stale,
-    }));
+  handler({ input, deps }) {
+    // While the list is reused it comes back as it is, and so does its answer: not as a promise.
+    const list = listUpcoming(deps, input.limit ?? 20);
+    return list instanceof Promise ? list.then(answerFor) : answerFor(list);
   },
 });
+
+function answerFor(list: UpcomingList) {
+  return answerOf(list, () => ({
+    ok: true,
+    events: list.events,
+    count: list.events.length,
+    age_min: list.ageMinutes,
+    stale: list.stale,
+  }));
+}
