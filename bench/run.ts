@@ -283,8 +283,10 @@ try {
   );
   console.log(`resident memory of the service: ${rssAtStart} MB after start, ${rssAfter} MB after the run`);
   console.log(
-    `targets: (b) >= 75% of (a) → ${Math.round((100 * b.requestsPerSecond) / a.requestsPerSecond)}% ` +
-      `(its floor (b'') ${Math.round((100 * setupCheckFloor.requestsPerSecond) / a.requestsPerSecond)}%), p99 < 5 ms → ${b.p99} ms; ` +
+    // One row against an (a) measured minutes before it: issue 22's (b) is read on the warm rounds
+    // (each against the (a) just before it), printed below with every round.
+    `targets: (b) as the first row after the start → ${Math.round((100 * b.requestsPerSecond) / a.requestsPerSecond)}% of (a) ` +
+      `(its floor (b'') ${Math.round((100 * setupCheckFloor.requestsPerSecond) / a.requestsPerSecond)}%; >= 75% is read on the warm rounds below), p99 < 5 ms → ${b.p99} ms; ` +
       `(d) >= 10000 writes/s → ${d.requestsPerSecond}`,
   );
   const ratio = (row: Figures) => Math.round((100 * row.requestsPerSecond) / restRead.requestsPerSecond);
