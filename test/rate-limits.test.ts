@@ -272,3 +272,31 @@ for (const engine of engines) {
     });
   });
 }
+
+for (const engine of engines) {
+  describe(`per-minute counts by caller and window (${engine.name})`, { skip: engine.skip }, () => {
+    test('callers taking turns are each counted on their own, and a new minute starts a new count', async () => {
+      const app = await startTestApp({ engine: engine.name, limits: { tokenPerMinute: 3 } });
+      try {
+        const member = await app.member('core', 'Turn Taker');
+        const first = await app.token(member, ['read:public']);
+        const second = await app.token(member, ['read:public']);
+        const read = async (token: string) => {
+          const answer = await app.call('GET', '/api/agent/setup-check', { token });
+          return answer.status === 200 ? Number(answer.headers.get('ratelimit-remaining')) : answer.status;
+        };
+        // Into a fresh minute, so that the turns below all fall in one window.
+        app.clock.advance(MS.minute - (app.clock.now() % MS.minute));
+        const turns = [first, second, first, first, second, first];
+        const seen = [];
+        for (const token of turns) seen.push(await read(token));
+        assert.deepEqual(seen, [2, 2, 1, 0, 1, 429]);
+        // The same caller as the last turn, a minute on: its count starts again.
+        app.clock.advance(MS.minute);
+        assert.deepEqual([await read(first), await read(first), await read(second)], [2, 1, 2]);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+}

@@ -6,6 +6,7 @@ export interface CallResult {
   body: unknown;
   /** The body already serialized (UTF-8 bytes, gzipped bytes), when the handler had it cached. */
   bytes?: Buffer;
+  /** The same JSON as text, kept for a small answer: REST sends it rather than the bytes. */
   text?: string;
   gzipped?: () => Buffer;
   headers: Record<string, string>;

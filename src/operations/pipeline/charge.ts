@@ -35,6 +35,30 @@ function subjectOf(policy: RatePolicy, principal: Principal, ip: string): string
   return principal.kind === 'bearer' ? principal.token.id : undefined;
 }
 
+/** The window a policy counted last: for whom, from when to when, and its counter's key. */
+interface CountedWindow {
+  subject: string;
+  start: number;
+  end: number;
+  key: string;
+}
+
+const lastWindows = new WeakMap<RatePolicy, CountedWindow>();
+
+/**
+ * The counter's key and end for this subject's current window. The same caller in the same window
+ * (an agent's run of calls) gets the same key string again: building it anew, and having the
+ * counter store's Map hash the new string in full, cost more than the rest of counting it.
+ */
+function windowOf(policy: RatePolicy, subject: string, now: number): CountedWindow {
+  const last = lastWindows.get(policy);
+  if (last && last.subject === subject && now >= last.start && now < last.end) return last;
+  const { start, end } = windowBounds(policy, now);
+  const counted = { subject, start, end, key: counterKey(policy, subject, now) };
+  lastWindows.set(policy, counted);
+  return counted;
+}
+
 export interface Charged {
   outcomes: PolicyOutcome[];
   exceeded?: PolicyOutcome;
@@ -56,8 +80,7 @@ export function charge(
     const policy = policies[i];
     const subject = subjectOf(policy, principal, ip);
     if (subject === undefined) continue;
-    const key = counterKey(policy, subject, now);
-    const expiresAt = windowBounds(policy, now).end;
+    const { key, end: expiresAt } = windowOf(policy, subject, now);
     const short = policy.window !== 'utc_day' && policy.window <= SHORT_WINDOW_SECONDS;
     const pending = short
       ? deps.windowCounters.hit(key, expiresAt, now)
