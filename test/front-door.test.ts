@@ -390,6 +390,35 @@ describe('a reused read at the front door', () => {
     assert.equal(titles(fresh)[0], 'Event reused-then-new');
     assert.equal((fresh.body as { count: number }).count, (read.body as { count: number }).count + 1);
   });
+
+  test('an event of the reused list is looked up at once; one past the list, from the table', async () => {
+    const lookup = OPERATIONS.find((op) => op.path === '/api/events/get') as Operation;
+    const upcomingUrl = await cacheEvent(app, 'lookup-upcoming', 30);
+    const pastUrl = await cacheEvent(app, 'lookup-past', -48);
+    app.clock.advance(3_000);
+    const call = (url: string) =>
+      callRequestFrom({ id: 'at-once-lookup', ip: '198.51.100.41', headers: {} }, { url }, OPERATIONS);
+    const first = runOperationNow(app.deps, lookup, call(upcomingUrl));
+    assert.ok(first instanceof Promise, 'the first lookup loads the list');
+    assert.equal((await first).status, 200);
+    const again = runOperationNow(app.deps, lookup, call(upcomingUrl));
+    assert.ok(!(again instanceof Promise), 'an event of the reused list answers at once');
+    assert.equal(again.status, 200);
+    assert.equal((again.body as { event: { title: string } }).event.title, 'Event lookup-upcoming');
+    // A past event is not in the upcoming list: still found, from the table, after a wait.
+    const past = runOperationNow(app.deps, lookup, call(pastUrl));
+    assert.ok(past instanceof Promise, 'an event past the list is read from the table');
+    const pastAnswer = await past;
+    assert.equal(pastAnswer.status, 200);
+    assert.equal((pastAnswer.body as { event: { platform_url: string } }).event.platform_url, pastUrl);
+    const missing = await runOperationNow(app.deps, lookup, call(`${upcomingUrl}-not-stored`));
+    assert.equal(missing.status, 404);
+    assert.equal((missing.body as { error: string }).error, 'event_not_found');
+    // On the wire, through the front door, the at-once answer is the same body.
+    const wire = await app.call('GET', `/api/events/get?url=${encodeURIComponent(upcomingUrl)}`);
+    assert.equal(wire.status, 200);
+    assert.deepEqual(wire.body, again.body);
+  });
 });
 
 test('Accept-Encoding: gzip is taken when named or covered by *, with a weight above zero', () => {

@@ -155,15 +155,30 @@ function listOf(deps: Clocked, snapshot: UpcomingSnapshot, limit: number): Upcom
   return answer;
 }
 
-/** One event by canonical URL: from this instance's upcoming list when it is there, else the table. */
-export async function lookupEvent(
+/**
+ * One event by canonical URL: from this instance's upcoming list when it is there (the event itself,
+ * at once, while the list is reused: see listUpcoming), else a promise of it or of the table's row.
+ */
+export function lookupEvent(
   deps: Store & OnDatabase & Clocked,
   canonicalUrl: string,
-): Promise<WireEvent | undefined> {
-  const snapshot = await upcomingSnapshot(deps);
+): WireEvent | undefined | Promise<WireEvent | undefined> {
+  const snapshot = upcomingSnapshot(deps);
+  if (snapshot instanceof Promise) return snapshot.then((loaded) => eventIn(deps, loaded, canonicalUrl));
+  return eventIn(deps, snapshot, canonicalUrl);
+}
+
+function eventIn(
+  deps: Store,
+  snapshot: UpcomingSnapshot,
+  canonicalUrl: string,
+): WireEvent | Promise<WireEvent | undefined> {
   snapshot.byUrl ??= new Map(snapshot.events.map((event) => [event.platform_url, event]));
-  const upcoming = snapshot.byUrl.get(canonicalUrl);
-  if (upcoming) return upcoming;
+  return snapshot.byUrl.get(canonicalUrl) ?? storedEvent(deps, canonicalUrl);
+}
+
+/** An event that is not in the upcoming list (past, or beyond its length), from the table. */
+async function storedEvent(deps: Store, canonicalUrl: string): Promise<WireEvent | undefined> {
   const row = await findEventByUrl(deps.db, canonicalUrl);
   return row && toWireEvent(row);
 }

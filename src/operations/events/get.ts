@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError, errors } from '../../core/errors.ts';
-import { lookupEvent, resolveEventUrl } from '../../domain/events/events.ts';
+import { lookupEvent, resolveEventUrl, type WireEvent } from '../../domain/events/events.ts';
 import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
@@ -42,7 +42,8 @@ export const getEvent = defineOperation<{ url: string }, typeof Output.static>({
     { status: 400, description: 'url missing, or not on one of the event platform’s hosts' },
     { status: 404, description: 'No such event in the cache' },
   ],
-  async handler({ input, deps }) {
+  // Not async: an event of the reused upcoming list is answered at once (see lookupEvent).
+  handler({ input, deps }) {
     const hosts = deps.config.eventUrlHosts;
     const canonical = resolveEventUrl(deps.config, input.url);
     if (!canonical)
@@ -50,9 +51,13 @@ export const getEvent = defineOperation<{ url: string }, typeof Output.static>({
         message: `The URL must be an event page on ${hosts.join(' or ')}.`,
         extra: { accepted_hosts: hosts },
       });
-    const event = await lookupEvent(deps, canonical);
-    if (!event) throw errors.notFound('event_not_found', 'No upcoming event with this URL is in the cache.');
-    // Events of the reused upcoming list are the same objects until the list is read again.
-    return answerOf(event, () => ({ ok: true, event }));
+    const event = lookupEvent(deps, canonical);
+    return event instanceof Promise ? event.then(answerWith) : answerWith(event);
   },
 });
+
+function answerWith(event: WireEvent | undefined) {
+  if (!event) throw errors.notFound('event_not_found', 'No upcoming event with this URL is in the cache.');
+  // Events of the reused upcoming list are the same objects until the list is read again.
+  return answerOf(event, () => ({ ok: true, event }));
+}
