@@ -3,8 +3,9 @@
 // reads, and the median of the per-round differences is printed. A change of a microsecond in our
 // own code shows here when the loaded server's figures move more than that from minute to minute.
 // BENCH_CREDENTIAL=session reads /api/tier/me with a browser session's cookie instead ((e1)'s read),
-// BENCH_CREDENTIAL=none the upcoming list with no credential ((f µ)'s read).
-// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_CREDENTIAL=bearer|session|none]
+// BENCH_CREDENTIAL=none the upcoming list with no credential ((f µ)'s read), BENCH_CREDENTIAL=lookup
+// one event of that list by its URL (/api/events/get), with no credential.
+// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_CREDENTIAL=bearer|session|none|lookup]
 //        node --import tsx bench/own-code-pairs.ts
 import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
@@ -21,9 +22,10 @@ const paths: Record<string, string> = {
   bearer: '/api/agent/setup-check',
   session: '/api/tier/me',
   none: '/api/events/upcoming',
+  lookup: '/api/events/get?url=https://lu.ma/bench-3',
 };
 const path = paths[credential];
-if (!path) throw new Error(`BENCH_CREDENTIAL=${credential}: bearer, session or none`);
+if (!path) throw new Error(`BENCH_CREDENTIAL=${credential}: bearer, session, none or lookup`);
 const READS_PER_ROUND = 50_000;
 /** The first rounds warm the JIT and are left out of the medians. */
 const WARM_UP_ROUNDS = 4;
@@ -31,7 +33,7 @@ const WARM_UP_ROUNDS = 4;
 const { env } = benchEnvironment('agent-commons-own-code-pairs-');
 cli(['migrate'], env);
 // The events (f) reads, as the full run seeds them.
-if (credential === 'none') await seedMemberReads(env.DATABASE_URL);
+if (credential === 'none' || credential === 'lookup') await seedMemberReads(env.DATABASE_URL);
 const { token, memberId } = mintBenchToken(env, 'pairs', 'read:public');
 const database = openDatabase(env.DATABASE_URL);
 const session = await createSession(database.db, systemClock, memberId);
@@ -40,6 +42,7 @@ const credentials: Record<string, Record<string, string>> = {
   bearer: { authorization: `Bearer ${token}` },
   session: { cookie: `${SESSION_COOKIE}=${session}` },
   none: {},
+  lookup: {},
 };
 const headers = credentials[credential];
 
