@@ -1,13 +1,17 @@
 // Issue 22's (b) in interleaved rounds on a warm server: node:http's hello world (a), node:http
 // sending setup-check's answer with no work (b''), then the service's bearer setup-check (b), three
 // times over. The single (b) row of the main table runs first after the server starts; these
-// rounds run later in the same run, each against the (a) measured just before it.
+// rounds run later in the same run, each against the (a) measured just before it. When wrk is
+// installed each round also loads (a), (b'') and (b) with it: autocannon spends about as much CPU
+// on a request as the server does here, and wrk leaves the server to set the pace, as for (f wrk).
 import { type Figures, load, report } from './support.ts';
+import { WRK_INSTALLED, wrkLoad } from './wrk.ts';
 
 export interface SetupCheckRound {
   hello: Figures;
   floor: Figures;
   check: Figures;
+  withWrk?: { hello: Figures; floor: Figures; check: Figures };
 }
 
 interface Target {
@@ -34,6 +38,22 @@ export async function setupCheckRounds(
         { url: `${server.url}/api/agent/setup-check`, headers: { authorization: `Bearer ${token}` } },
         server.pid,
       ),
+      withWrk: WRK_INSTALLED
+        ? {
+            hello: wrkLoad(`${round}: (a wrk) node:http hello world, wrk`, `${hello.url}/`, hello.pid),
+            floor: wrkLoad(
+              `${round}: (b'' wrk) node:http, same reply as (b), wrk`,
+              `${hello.url}/setup-check`,
+              hello.pid,
+            ),
+            check: wrkLoad(
+              `${round}: (b wrk) GET /api/agent/setup-check, bearer, wrk`,
+              `${server.url}/api/agent/setup-check`,
+              server.pid,
+              { authorization: `Bearer ${token}` },
+            ),
+          }
+        : undefined,
     });
   }
   return rounds;
@@ -44,9 +64,13 @@ const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floo
 
 export function reportSetupCheckRounds(rounds: SetupCheckRound[]): void {
   console.log("issue 22's (b), round by round on the warm server (each against the (a) just before it):");
+  const withWrk = rounds.flatMap(({ withWrk }) => (withWrk ? [withWrk] : []));
   report(
-    rounds.flatMap(({ hello, floor, check }) => [hello, floor, check]),
-    rounds.map(({ hello }) => hello),
+    rounds.flatMap(({ hello, floor, check }, index) => {
+      const wrkRows = withWrk[index];
+      return [hello, floor, check, ...(wrkRows ? [wrkRows.hello, wrkRows.floor, wrkRows.check] : [])];
+    }),
+    rounds.flatMap(({ hello }, index) => [hello, ...(withWrk[index] ? [withWrk[index].hello] : [])]),
   );
   const ratios = rounds.map(({ hello, check }) => share(check, hello));
   const floors = rounds.map(({ hello, floor }) => share(floor, hello));
@@ -55,5 +79,16 @@ export function reportSetupCheckRounds(rounds: SetupCheckRound[]): void {
     `(b) >= 75% of (a), median of 3 rounds → ${median(ratios)}% (rounds: ${ratios.join(', ')}); ` +
       `p99 < 5 ms → ${median(p99s)} ms (rounds: ${p99s.join(', ')}); its floor (b'') ${median(floors)}% ` +
       `(rounds: ${floors.join(', ')})`,
+  );
+  if (withWrk.length === 0) return;
+  // Server-bound: (b) against its own floor, node:http sending the same answer, in the same round.
+  const ofFloor = withWrk.map(({ floor, check }) => share(check, floor));
+  const ofHello = withWrk.map(({ hello, check }) => share(check, hello));
+  const floorOfHello = withWrk.map(({ hello, floor }) => share(floor, hello));
+  const p99Pairs = withWrk.map(({ floor, check }) => `${check.p99} / ${floor.p99}`);
+  console.log(
+    `with wrk (the server sets the pace): (b) ${median(ofFloor)}% of (b'') (rounds: ${ofFloor.join(', ')}), ` +
+      `${median(ofHello)}% of (a) (rounds: ${ofHello.join(', ')}); (b'') ${median(floorOfHello)}% of (a) ` +
+      `(rounds: ${floorOfHello.join(', ')}); p99 ms (b) / (b'') by round: ${p99Pairs.join('; ')}`,
   );
 }
