@@ -64,14 +64,17 @@ const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floo
 
 export function reportSetupCheckRounds(rounds: SetupCheckRound[]): void {
   console.log("issue 22's (b), round by round on the warm server (each against the (a) just before it):");
-  const withWrk = rounds.flatMap(({ withWrk }) => (withWrk ? [withWrk] : []));
+  // Each round's wrk rows follow its autocannon rows; its (a wrk) is the baseline of the two after it.
   report(
-    rounds.flatMap(({ hello, floor, check }, index) => {
-      const wrkRows = withWrk[index];
-      return [hello, floor, check, ...(wrkRows ? [wrkRows.hello, wrkRows.floor, wrkRows.check] : [])];
-    }),
-    rounds.flatMap(({ hello }, index) => [hello, ...(withWrk[index] ? [withWrk[index].hello] : [])]),
+    rounds.flatMap(({ hello, floor, check, withWrk }) => [
+      hello,
+      floor,
+      check,
+      ...(withWrk ? [withWrk.hello, withWrk.floor, withWrk.check] : []),
+    ]),
+    rounds.flatMap(({ hello, withWrk }) => (withWrk ? [hello, withWrk.hello] : [hello])),
   );
+  const withWrk = rounds.flatMap(({ withWrk }) => (withWrk ? [withWrk] : []));
   const ratios = rounds.map(({ hello, check }) => share(check, hello));
   const floors = rounds.map(({ hello, floor }) => share(floor, hello));
   const p99s = rounds.map(({ check }) => check.p99);
