@@ -415,9 +415,12 @@ describe('a reused read at the front door', () => {
     assert.equal(missing.status, 404);
     assert.equal((missing.body as { error: string }).error, 'event_not_found');
     // On the wire, through the front door, the at-once answer is the same body.
+    const door = frontDoorOf(app.app);
+    const answeredBefore = door?.answered ?? 0;
     const wire = await app.call('GET', `/api/events/get?url=${encodeURIComponent(upcomingUrl)}`);
     assert.equal(wire.status, 200);
     assert.deepEqual(wire.body, again.body);
+    assert.equal(door?.answered, answeredBefore + 1, 'the front door answered the lookup');
   });
 });
 
