@@ -2,9 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createSession, revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../src/domain/auth/sessions.ts';
 import { setMemberTier } from '../src/domain/members/members.ts';
+import { runOperationNow } from '../src/operations/pipeline/run.ts';
+import { OPERATIONS } from '../src/operations/registry.ts';
+import type { Operation } from '../src/operations/types.ts';
 import { sha256 } from '../src/secrets.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { EXTERNAL_CHECK_MS, InvalidatingCache } from '../src/storage/invalidating-cache.ts';
+import { callRequestFrom } from '../src/surfaces/rest.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 
 // The embedded engine keeps valid token lookups in memory; these tests show a change still takes
@@ -63,6 +67,21 @@ describe('token lookup cache (sqlite)', () => {
   const tierMe = (session: string) =>
     t.call('GET', '/api/tier/me', { headers: { cookie: `${SESSION_COOKIE}=${session}` } });
 
+  /** /api/tier/me run in process, as the front door runs it: answered at once while the status is kept. */
+  function keptTierAnswer(session: string) {
+    const op = OPERATIONS.find((candidate) => candidate.path === '/api/tier/me') as Operation;
+    const headers = { cookie: `${SESSION_COOKIE}=${session}` };
+    const answer = runOperationNow(
+      t.deps,
+      op,
+      callRequestFrom({ id: 'kept', ip: '198.51.100.7', headers }, {}),
+    );
+    assert.ok(!(answer instanceof Promise), 'a kept status is answered at once');
+    assert.equal(answer.status, 200);
+    assert.ok(answer.bytes && answer.text, 'the answer is kept serialized');
+    return answer;
+  }
+
   test('a live session is cached like a bearer, and a sign-out or a tier change counts from the next request', async () => {
     const member = await t.member('resident');
     const session = await createSession(t.deps.db, t.clock, member.id);
@@ -105,6 +124,10 @@ describe('token lookup cache (sqlite)', () => {
     const first = await tierMe(session);
     assert.equal(first.body.pending, null);
     assert.ok(t.deps.database.authCache?.get(`tier-status ${member.id}`), 'the tier status is cached');
+    // The kept status's answer is serialized once: the same bytes again, which are what the wire got.
+    const kept = keptTierAnswer(session);
+    assert.equal(keptTierAnswer(session).bytes, kept.bytes, 'the kept answer is not serialized again');
+    assert.equal(kept.text, first.text);
     // Through the service (a write to tier_requests): the very next read shows the pending request.
     const asked = await t.call('POST', '/api/tier/request', {
       headers: { cookie: `${SESSION_COOKIE}=${session}`, origin: t.baseUrl },
@@ -113,6 +136,7 @@ describe('token lookup cache (sqlite)', () => {
     assert.equal(asked.status, 200, asked.text);
     const pending = await tierMe(session);
     assert.equal(pending.body.pending.tier, 'core');
+    assert.equal(keptTierAnswer(session).text, pending.text, 'the change is not hidden by the kept answer');
     const stored = await t.deps.db
       .selectFrom('tier_requests')
       .select(['tier', 'status'])

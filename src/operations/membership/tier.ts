@@ -5,6 +5,7 @@ import {
   TIER_NOTE_MAX,
   tierStatus,
 } from '../../domain/members/tier-requests.ts';
+import { answerOf } from '../../http/serialized-answers.ts';
 import { actingMemberId } from '../acting-member.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation, type OperationContext, type SignedInPrincipal } from '../types.ts';
@@ -51,17 +52,16 @@ const membership = {
   },
 } as const;
 
+/** A kept status is the same object until it changes, so its answer is serialized once (answerOf). */
 function membershipAnswer(status: Awaited<ReturnType<typeof tierStatus>>) {
-  return {
-    body: {
-      ok: true as const,
-      tier: status.tier,
-      pending: status.pending,
-      history: status.history,
-      email: status.email,
-      display_name: status.name,
-    },
-  };
+  return answerOf(status, () => ({
+    ok: true as const,
+    tier: status.tier,
+    pending: status.pending,
+    history: status.history,
+    email: status.email,
+    display_name: status.name,
+  }));
 }
 
 export const getMyTier = defineOperation<Record<string, never>, typeof MembershipOutput.static>({
