@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { MS } from '../../clock.ts';
 import { randomId, sha256 } from '../../secrets.ts';
-import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
+import { cacheKeys, type InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import type { Executor } from '../../storage/schema.ts';
 import type { MemberRef } from './principal.ts';
 
@@ -56,6 +56,8 @@ export function sessionDigest(sessionId: string): string | undefined {
   return sessionId.length > 200 ? undefined : sha256(sessionId);
 }
 
+const sessionKey = cacheKeys('session:');
+
 /** `verifySession` for a session id whose digest the caller already has (sessionDigest). */
 export function verifySessionDigest(
   db: Executor,
@@ -63,7 +65,7 @@ export function verifySessionDigest(
   now: number,
   cache?: InvalidatingCache<unknown>,
 ): VerifiedSession | undefined | Promise<VerifiedSession | undefined> {
-  const key = `session:${hash}`;
+  const key = sessionKey(hash);
   const cached = cache?.get(key) as SessionRow | undefined;
   if (cached) return cached.expiresAt > now ? cached.session : undefined;
   return readSession(db, hash, now, key, cache);

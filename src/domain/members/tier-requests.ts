@@ -1,6 +1,6 @@
 import { ApiError } from '../../core/errors.ts';
 import { randomId } from '../../secrets.ts';
-import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
+import { cacheKeys, type InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { TierRequestsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
@@ -41,6 +41,8 @@ function view(row: TierRequestsTable): TierRequestView {
   };
 }
 
+const tierStatusKey = cacheKeys('tier-status ');
+
 /**
  * The member's tier, pending request and history. With `cache` (the embedded engine's lookups, which
  * a write to members or tier_requests empties at once, and another process's commit within
@@ -51,7 +53,7 @@ export function tierStatus(
   memberId: string,
   cache?: InvalidatingCache<unknown>,
 ): MemberTierStatus | Promise<MemberTierStatus> {
-  const key = `tier-status ${memberId}`;
+  const key = tierStatusKey(memberId);
   // A kept status is answered at once, without a promise (the pipeline then answers at once too).
   const kept = cache?.get(key) as MemberTierStatus | undefined;
   if (kept) return kept;
