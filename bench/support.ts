@@ -247,6 +247,7 @@ export function mintBenchToken(
   label: string,
   scopes: string,
   sandbox = false,
+  tier = 'core',
 ): { memberId: string; token: string } {
   const member = JSON.parse(
     cli(
@@ -258,7 +259,7 @@ export function mintBenchToken(
         '--name',
         'Bench',
         '--tier',
-        'core',
+        tier,
         '--json',
       ],
       env,
