@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createSession, revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../src/domain/auth/sessions.ts';
 import { setMemberTier } from '../src/domain/members/members.ts';
+import { getMyTier } from '../src/operations/membership/tier.ts';
 import { runOperationNow } from '../src/operations/pipeline/run.ts';
-import { OPERATIONS } from '../src/operations/registry.ts';
-import type { Operation } from '../src/operations/types.ts';
 import { sha256 } from '../src/secrets.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { EXTERNAL_CHECK_MS, InvalidatingCache } from '../src/storage/invalidating-cache.ts';
@@ -69,11 +68,10 @@ describe('token lookup cache (sqlite)', () => {
 
   /** /api/tier/me run in process, as the front door runs it: answered at once while the status is kept. */
   function keptTierAnswer(session: string) {
-    const op = OPERATIONS.find((candidate) => candidate.path === '/api/tier/me') as Operation;
     const headers = { cookie: `${SESSION_COOKIE}=${session}` };
     const answer = runOperationNow(
       t.deps,
-      op,
+      getMyTier,
       callRequestFrom({ id: 'kept', ip: '198.51.100.7', headers }, {}),
     );
     assert.ok(!(answer instanceof Promise), 'a kept status is answered at once');
@@ -154,6 +152,42 @@ describe('token lookup cache (sqlite)', () => {
     const renamed = await tierMe(session);
     assert.equal(renamed.body.display_name, 'Renamed');
     assert.equal(renamed.body.pending.tier, 'core');
+  });
+
+  test('a kept tier answer of 1 KB or more goes gzipped to a client that accepts gzip, the same JSON', async () => {
+    const member = await t.member('resident');
+    const session = await createSession(t.deps.db, t.clock, member.id);
+    const now = t.clock.now();
+    await t.deps.db
+      .insertInto('tier_requests')
+      .values(
+        Array.from({ length: 6 }, (_, i) => ({
+          id: `treq_gzip_${member.id}_${i}`,
+          member_id: member.id,
+          tier: 'core',
+          note: null,
+          status: 'denied',
+          created_at: now - i,
+          decided_at: now - i,
+          decided_by: 'operator',
+          granted_tier: null,
+          reason: `Not yet, round ${i}: ${'come to a few more events first. '.repeat(6)}`,
+        })),
+      )
+      .execute();
+    const cookie = `${SESSION_COOKIE}=${session}`;
+    // fetch asks for gzip unless told otherwise.
+    const plain = await t.call('GET', '/api/tier/me', { headers: { cookie, 'accept-encoding': 'identity' } });
+    assert.equal(plain.status, 200);
+    assert.equal(plain.body.history.length, 6);
+    assert.ok(Buffer.byteLength(plain.text) >= 1024, `${Buffer.byteLength(plain.text)} bytes`);
+    assert.equal(plain.headers.get('content-encoding'), null);
+    assert.equal(plain.headers.get('vary'), 'accept-encoding');
+    const zipped = await t.call('GET', '/api/tier/me', { headers: { cookie, 'accept-encoding': 'gzip' } });
+    assert.equal(zipped.status, 200);
+    assert.equal(zipped.headers.get('content-encoding'), 'gzip');
+    assert.equal(zipped.headers.get('vary'), 'accept-encoding');
+    assert.equal(zipped.text, plain.text, 'the same JSON once unzipped');
   });
 });
 
