@@ -5,9 +5,9 @@
 // until B refuses (401). Demotion: each round has B serve a core member's token (the resource list,
 // scope `resources:read`), an operator sets the member to `member`, a tier without that scope,
 // through A's MCP tool (ic_admin_member_set_tier), and B is asked until it refuses (403); the member
-// is set back to core, and served again by B, before the next round. Printed:
-// the delay to the first refusal and how many requests B still served after the change's answer,
-// idle and with B under load from another token.
+// is set back to core, and served again by B, before the next round. Printed: the delay to the first
+// refusal and how many requests B still served after the change's answer, idle and with B under
+// load from another token.
 // Run: node --import tsx bench/revocation-bound.ts   (BENCH_BOUND_ROUNDS, default 40 per phase)
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
