@@ -6,7 +6,7 @@
 // what was stored.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { ApiError } from '../src/core/errors.ts';
 import { submitHighlight } from '../src/domain/highlights/highlights.ts';
@@ -262,7 +262,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         .execute();
     });
 
-    test('two go at once, alone; the six that waited go together: three transactions, three round trips', async () => {
+    test('one goes at once, alone; the seven that waited go together: two transactions, two round trips', async () => {
       const port = instance();
       const ids = members.map((member) => `shared-${member}`);
       const run = await counted(() =>
@@ -273,8 +273,8 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         run.value?.map((result) => [result.refreshed, result.rate.count]),
         members.map(() => [false, 1]),
       );
-      assert.equal(run.trips, 3);
-      assert.equal(await writers(ids), 3);
+      assert.equal(run.trips, 2);
+      assert.equal(await writers(ids), 2);
       for (const member of members) assert.deepEqual(await spentBy(member), [1], member);
       assert.deepEqual(
         await callsLike('shared-'),
@@ -345,8 +345,49 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         ),
       );
       assert.deepEqual(answers, lanes);
-      // The first two go at once as they come; the three that waited, together, in lane order.
+      // The first goes at once; the four that waited for it, together, in lane order.
       assert.deepEqual(ran, ['member:b', 'member:a', 'member:c', 'member:d', 'member:e']);
+    });
+
+    test('one shared transaction is under way; a second starts only while a full batch waits', async () => {
+      const writes = new WriteBatcher(database);
+      const ran: string[] = [];
+      // Each unit reads its own name back from PostgreSQL, so each runs in a real transaction.
+      const unit = (name: string, held?: Promise<void>) => async (trx: Transaction<Schema>) => {
+        const { rows } = await sql<{ name: string }>`select ${name}::text as name`.execute(trx);
+        ran.push(rows[0].name);
+        await held;
+        return rows[0].name;
+      };
+      const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => {
+        letGo = resolve;
+      });
+      const first = writes.runPipelined(unit('first', held), 'member:a');
+      const few = Array.from({ length: 10 }, (_, i) => `few-${i}`);
+      const more = Array.from({ length: 256 }, (_, i) => `more-${i}`);
+      const waiting: Promise<string>[] = [];
+      // A failed assertion must not leave the first transaction open (the suite would never end).
+      try {
+        for (let tries = 0; ran.length === 0 && tries < 1000; tries++) await pause(5);
+        assert.deepEqual(ran, ['first']);
+        for (const name of few) waiting.push(writes.runPipelined(unit(name), 'member:b'));
+        await pause(100);
+        assert.deepEqual(ran, ['first'], 'ten waiting units wait for the transaction under way');
+        // 246 more make a full batch (256) waiting: it goes in a second transaction beside the first.
+        for (const name of more) waiting.push(writes.runPipelined(unit(name), 'member:c'));
+        const gone = await Promise.race([Promise.all(waiting.slice(0, 256)), pause(5000)]);
+        assert.deepEqual(gone, [...few, ...more.slice(0, 246)], 'the full batch went within 5 s');
+        assert.deepEqual(ran, ['first', ...few, ...more.slice(0, 246)], 'committed beside the first');
+        // The ten left are not a full batch: they wait for the first transaction to end.
+        await pause(100);
+        assert.equal(ran.length, 257, 'the second transaction did not go on for fewer than a full batch');
+      } finally {
+        letGo();
+      }
+      assert.deepEqual(await Promise.all([first, ...waiting.slice(256)]), ['first', ...more.slice(246)]);
+      assert.deepEqual(ran.slice(257), more.slice(246));
     });
 
     test('a database that cannot be reached fails each write of a shared transaction with its own error, once', async () => {

@@ -47,9 +47,12 @@ export interface WriteBatcherOptions {
 
 /**
  * On PostgreSQL, the shared transactions of pipelined units (runPipelined) under way at once in
- * this process; units arriving meanwhile wait and go together in the next one.
+ * this process. One, as a rule: units arriving meanwhile wait and go together in the next, so a
+ * loaded instance sends fewer, larger transactions (one round trip and one flush each). A second
+ * starts only when a full batch (MAX_BATCH) waits, which one transaction could not take anyway.
  */
-const PIPELINED_UNDER_WAY = 2;
+const PIPELINED_UNDER_WAY = 1;
+const PIPELINED_UNDER_WAY_WHEN_FULL = 2;
 
 /**
  * A statement of a pipelined unit's shared transaction failed: which unit caused it cannot be told,
@@ -137,8 +140,8 @@ export class WriteBatcher {
   /**
    * A unit whose statements all travel with its COMMIT (statements answered later, deferred writes):
    * on PostgreSQL, units of any lane share one transaction, so many go in one round trip and one
-   * flush. At most PIPELINED_UNDER_WAY such transactions are under way; a unit arriving when fewer
-   * are goes at once (alone, when no other waits), the rest wait and go together in the next. A
+   * flush. One such transaction is under way (two while a full batch waits); a unit arriving when
+   * none is goes at once (alone, when no other waits), the rest wait and go together in the next. A
    * shared transaction runs its units in lane order, so two instances' transactions take members'
    * rows in one order. If one of its statements fails, every unit in it is answered
    * SharedTransactionFailed; a unit alone in its transaction, or one whose connection or server
@@ -149,7 +152,8 @@ export class WriteBatcher {
     const pipeline = this.pipeline;
     return new Promise<T>((resolve, reject) => {
       pipeline.queue.push({ unit, lane, resolve: resolve as (value: unknown) => void, reject });
-      if (pipeline.running < PIPELINED_UNDER_WAY) {
+      const most = pipeline.queue.length >= MAX_BATCH ? PIPELINED_UNDER_WAY_WHEN_FULL : PIPELINED_UNDER_WAY;
+      if (pipeline.running < most) {
         pipeline.running++;
         void this.flushPipeline();
       }
@@ -158,7 +162,12 @@ export class WriteBatcher {
 
   private async flushPipeline(): Promise<void> {
     const pipeline = this.pipeline;
-    while (pipeline.queue.length > 0) await this.runShared(pipeline.queue.splice(0, MAX_BATCH));
+    // A slot past the first goes on only while a full batch waits.
+    do await this.runShared(pipeline.queue.splice(0, MAX_BATCH));
+    while (
+      pipeline.queue.length > 0 &&
+      (pipeline.running <= PIPELINED_UNDER_WAY || pipeline.queue.length >= MAX_BATCH)
+    );
     pipeline.running--;
   }
 
