@@ -377,7 +377,12 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         assert.deepEqual(ran, ['first'], 'ten waiting units wait for the transaction under way');
         // 246 more make a full batch (256) waiting: it goes in a second transaction beside the first.
         for (const name of more) waiting.push(writes.runPipelined(unit(name), 'member:c'));
-        const gone = await Promise.race([Promise.all(waiting.slice(0, 256)), pause(5000)]);
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise((resolve) => {
+          timer = setTimeout(resolve, 5000);
+        });
+        const gone = await Promise.race([Promise.all(waiting.slice(0, 256)), late]);
+        clearTimeout(timer);
         assert.deepEqual(gone, [...few, ...more.slice(0, 246)], 'the full batch went within 5 s');
         assert.deepEqual(ran, ['first', ...few, ...more.slice(0, 246)], 'committed beside the first');
         // The ten left are not a full batch: they wait for the first transaction to end.
