@@ -152,8 +152,7 @@ export class WriteBatcher {
     const pipeline = this.pipeline;
     return new Promise<T>((resolve, reject) => {
       pipeline.queue.push({ unit, lane, resolve: resolve as (value: unknown) => void, reject });
-      const most = pipeline.queue.length >= MAX_BATCH ? PIPELINED_UNDER_WAY_WHEN_FULL : PIPELINED_UNDER_WAY;
-      if (pipeline.running < most) {
+      if (pipeline.running < this.pipelineSlots()) {
         pipeline.running++;
         void this.flushPipeline();
       }
@@ -164,11 +163,13 @@ export class WriteBatcher {
     const pipeline = this.pipeline;
     // A slot past the first goes on only while a full batch waits.
     do await this.runShared(pipeline.queue.splice(0, MAX_BATCH));
-    while (
-      pipeline.queue.length > 0 &&
-      (pipeline.running <= PIPELINED_UNDER_WAY || pipeline.queue.length >= MAX_BATCH)
-    );
+    while (pipeline.queue.length > 0 && pipeline.running <= this.pipelineSlots());
     pipeline.running--;
+  }
+
+  /** How many shared transactions may be under way for what waits now. */
+  private pipelineSlots(): number {
+    return this.pipeline.queue.length >= MAX_BATCH ? PIPELINED_UNDER_WAY_WHEN_FULL : PIPELINED_UNDER_WAY;
   }
 
   /** One shared transaction of pipelined units: each answered its value once it committed. */
