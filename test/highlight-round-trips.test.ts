@@ -17,22 +17,10 @@ import { arg, prepare } from '../src/storage/prepared.ts';
 import type { Db, Schema } from '../src/storage/schema.ts';
 import { type CommitHook, transact, withCommitHook } from '../src/storage/transactions.ts';
 import { SharedTransactionFailed, WriteBatcher } from '../src/storage/write-batcher.ts';
-import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
+import { engines, freshDatabase, type TestDatabase, testPool } from './support/databases.ts';
 
 const postgres = engines.find((engine) => engine.name === 'postgres')!;
 const NOW = Date.UTC(2026, 6, 16, 12);
-
-/**
- * A pool that ignores its connections' errors after the test: pg ends a pool before its connections'
- * Terminate reaches the server, and the DROP DATABASE ... WITH (FORCE) that follows then ends such a
- * connection with an error of its own, which nothing would listen to.
- */
-function poolOf(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max });
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
-  return pool;
-}
 
 describe('highlight submission round trips (postgres)', { skip: postgres.skip }, () => {
   let target: TestDatabase;
@@ -83,7 +71,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
 
   before(async () => {
     target = await freshDatabase('postgres');
-    pool = poolOf(target.url, 2);
+    pool = testPool(target.url, 2);
     pool.on('connect', (client) => {
       const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
       connection.on('readyForQuery', () => roundTrips++);
@@ -199,7 +187,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
     const otherInstance = () => {
       const own = new Kysely<Schema>({
         dialect: new PostgresDialect({
-          pool: namingPool(poolOf(target.url, 4), pg),
+          pool: namingPool(testPool(target.url, 4), pg),
         }),
       });
       ownPools.push(own);

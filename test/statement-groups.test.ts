@@ -11,7 +11,7 @@ import { namingPool } from '../src/storage/named-statements.ts';
 import { arg, prepareAnsweredLater } from '../src/storage/prepared.ts';
 import type { Db } from '../src/storage/schema.ts';
 import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
-import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
+import { engines, freshDatabase, type TestDatabase, testPool } from './support/databases.ts';
 
 const postgres = engines.find((engine) => engine.name === 'postgres')!;
 
@@ -56,7 +56,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
   before(async () => {
     database = await freshDatabase('postgres');
     // One connection, so every case runs on the connection the previous one left behind.
-    pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    pool = testPool(database.url, 1);
     pool.on('connect', (client) => {
       const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
       connection.on('readyForQuery', () => roundTrips++);

@@ -64,3 +64,15 @@ export async function freshDatabase(engine: EngineName): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * A pool that ignores its connections' errors after the test: pg ends a pool before its connections'
+ * Terminate reaches the server, and the DROP DATABASE ... WITH (FORCE) of `drop` that follows then
+ * ends such a connection with an error of its own, which nothing would listen to.
+ */
+export function testPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
