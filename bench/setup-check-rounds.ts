@@ -79,8 +79,9 @@ export function reportSetupCheckRounds(rounds: SetupCheckRound[]): void {
   const floors = rounds.map(({ hello, floor }) => share(floor, hello));
   const p99s = rounds.map(({ check }) => check.p99);
   const floorP99s = rounds.map(({ floor }) => floor.p99);
-  // The floor does no work: a p99 it shares with (b) in the same round is not the service's, and a
-  // load generator near its whole core is part of every latency it reads (docs/benchmarks.md).
+  // The floor does no work: a p99 it shares with (b) in the same round is not the service's. The load
+  // generator's own time is in every latency it reads, so its share of its core is printed beside
+  // (from its CPU a request, a whole µs: about ±2 points) (docs/benchmarks.md, eighteenth session).
   const generatorBusy = rounds.map(({ check }) =>
     check.clientCpuPerRequest === undefined
       ? '?'

@@ -66,13 +66,17 @@ export async function freshDatabase(engine: EngineName): Promise<TestDatabase> {
 }
 
 /**
- * A pool that ignores its connections' errors after the test: pg ends a pool before its connections'
- * Terminate reaches the server, and the DROP DATABASE ... WITH (FORCE) of `drop` that follows then
- * ends such a connection with an error of its own, which nothing would listen to.
+ * A pool that ignores its connections' errors once it is being ended: pg ends a pool before its
+ * connections' Terminate reaches the server, and the DROP DATABASE ... WITH (FORCE) of `drop` that
+ * follows then ends such a connection with an error of its own, which nothing would listen to. An
+ * error before that is thrown, as it would be without a listener, and fails the run.
  */
 export function testPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max });
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  const afterEnd = (error: Error) => {
+    if (!pool.ending) throw error;
+  };
+  pool.on('error', afterEnd);
+  pool.on('connect', (client) => client.on('error', afterEnd));
   return pool;
 }
