@@ -348,6 +348,9 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         return rows[0].name;
       };
       const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      // A transaction that has started holds a connection, or is opening or waiting for one, from its
+      // first moment: with `ran`, a wrong one is seen however slowly the machine runs it.
+      const connectionsTaken = () => pool.totalCount - pool.idleCount + pool.waitingCount;
       let letGo!: () => void;
       const held = new Promise<void>((resolve) => {
         letGo = resolve;
@@ -363,6 +366,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         for (const name of few) waiting.push(writes.runPipelined(unit(name), 'member:b'));
         await pause(100);
         assert.deepEqual(ran, ['first'], 'ten waiting units wait for the transaction under way');
+        assert.equal(connectionsTaken(), 1, 'and no second transaction is taking a connection');
         // 246 more make a full batch (256) waiting: it goes in a second transaction beside the first.
         for (const name of more) waiting.push(writes.runPipelined(unit(name), 'member:c'));
         let timer: NodeJS.Timeout | undefined;
@@ -376,6 +380,7 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         // The ten left are not a full batch: they wait for the first transaction to end.
         await pause(100);
         assert.equal(ran.length, 257, 'the second transaction did not go on for fewer than a full batch');
+        assert.equal(connectionsTaken(), 1, 'nor did a third start');
       } finally {
         letGo();
       }
