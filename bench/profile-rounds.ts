@@ -7,7 +7,15 @@
 // Usage: node bench/profile-rounds.ts  (BENCH_PROFILE_ROUNDS, 6 by default; wrk must be installed)
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { benchEnvironment, cli, mintBenchToken, pinLoadGenerator, startProcess } from './support.ts';
+import {
+  benchEnvironment,
+  type CpuProfileNode,
+  cli,
+  mintBenchToken,
+  pinLoadGenerator,
+  profiledFunction,
+  startProcess,
+} from './support.ts';
 import { WRK_INSTALLED, wrkLoad } from './wrk.ts';
 
 if (!WRK_INSTALLED) throw new Error('wrk is not installed (docs/development.md)');
@@ -60,11 +68,10 @@ await hello.stop();
 // The profile is written as the server exits.
 await server.stop();
 
-type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number } };
 const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no profile in ${dir}`);
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-  nodes: ProfileNode[];
+  nodes: CpuProfileNode[];
   startTime: number;
   samples: number[];
   timeDeltas: number[];
@@ -74,15 +81,13 @@ let clock = profile.startTime;
 const sampledAt = profile.timeDeltas.map((delta) => (clock += delta));
 
 /** Where a sample's own time went: our sources, a package, Node's own JavaScript, or native code. */
-function part({ functionName, url }: ProfileNode['callFrame']): string {
+function part({ functionName, url }: CpuProfileNode['callFrame']): string {
   if (url.includes('/src/')) return 'our code (src/)';
   if (url.includes('/node_modules/')) return 'packages';
   if (url.startsWith('node:')) return "Node's JavaScript (node:http and the rest)";
   if (functionName === 'writeUtf8String' || functionName === 'writev') return 'the socket write (native)';
   return `native: ${functionName}`;
 }
-const functionOf = ({ functionName, url, lineNumber }: ProfileNode['callFrame']) =>
-  `${functionName || '(anon)'} ${url.replace(/^.*\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}`;
 
 /** The busy samples of one round, counted by part and by function. */
 function shares({ from, to }: Round) {
@@ -95,7 +100,7 @@ function shares({ from, to }: Round) {
     if (callFrame.functionName === '(idle)') return;
     busy++;
     byPart.set(part(callFrame), (byPart.get(part(callFrame)) ?? 0) + 1);
-    byFunction.set(functionOf(callFrame), (byFunction.get(functionOf(callFrame)) ?? 0) + 1);
+    byFunction.set(profiledFunction(callFrame), (byFunction.get(profiledFunction(callFrame)) ?? 0) + 1);
   });
   return { busy, byPart, byFunction };
 }

@@ -10,11 +10,13 @@ import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import {
   benchEnvironment,
+  type CpuProfileNode,
   cli,
   highlightStory,
   load,
   mcpToolCall,
   mintBenchToken,
+  profiledFunction,
   startProcess,
   withBenchPostgres,
 } from './support.ts';
@@ -75,18 +77,12 @@ async function profileServer(plain: Record<string, string>) {
   await server.stop();
 }
 
-type Node = {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount: number;
-};
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!;
-const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: Node[] };
+const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: CpuProfileNode[] };
 const self = new Map<string, number>();
 let total = 0;
 for (const node of profile.nodes) {
-  const { functionName, url, lineNumber } = node.callFrame;
-  const key = `${functionName || '(anon)'} ${url.replace(/^.*\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}`;
+  const key = profiledFunction(node.callFrame);
   self.set(key, (self.get(key) ?? 0) + node.hitCount);
   total += node.hitCount;
 }

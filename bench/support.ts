@@ -62,6 +62,18 @@ export function pinLoadGenerator(): boolean {
   return spawnSync('taskset', ['-a', '-cp', '1', String(process.pid)]).status === 0;
 }
 
+/** A node of a V8 `.cpuprofile` (what `--cpu-prof` writes). */
+export interface CpuProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount: number;
+}
+
+/** A profiled function as the profile readers print it: its name, and its file from src/ or node_modules/. */
+export function profiledFunction({ functionName, url, lineNumber }: CpuProfileNode['callFrame']): string {
+  return `${functionName || '(anon)'} ${url.replace(/^.*\/(node_modules|src)\//, '$1/')}:${lineNumber + 1}`;
+}
+
 export function residentMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
