@@ -348,8 +348,9 @@ describe('highlight submission round trips (postgres)', { skip: postgres.skip },
         return rows[0].name;
       };
       const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-      // A transaction that has started holds a connection, or is opening or waiting for one, from its
-      // first moment: with `ran`, a wrong one is seen however slowly the machine runs it.
+      // A transaction the batcher starts asks the pool for a connection a few microtasks later and
+      // holds it (or waits for it, or opens it) until it ends: with `ran`, a wrong one is seen however
+      // slowly the machine runs its statements.
       const connectionsTaken = () => pool.totalCount - pool.idleCount + pool.waitingCount;
       let letGo!: () => void;
       const held = new Promise<void>((resolve) => {
