@@ -5,8 +5,6 @@
 // by side: where our code, node:http and the socket write take the same shares of both, the round
 // cost more because the machine ran it slower, not because the service did other work.
 // Usage: node bench/profile-rounds.ts  (BENCH_PROFILE_ROUNDS, 6 by default; wrk must be installed)
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   benchEnvironment,
   type CpuProfileNode,
@@ -14,6 +12,8 @@ import {
   mintBenchToken,
   pinLoadGenerator,
   profiledFunction,
+  readCpuProfile,
+  SECONDS,
   startProcess,
 } from './support.ts';
 import { WRK_INSTALLED, wrkLoad } from './wrk.ts';
@@ -48,14 +48,15 @@ interface Round {
 const rounds: Round[] = [];
 for (let round = 1; round <= Number(process.env.BENCH_PROFILE_ROUNDS ?? 6); round++) {
   const floor = wrkLoad(`${round}: (b'')`, `${hello.url}/setup-check`, hello.child.pid!);
-  const from = microseconds();
   const check = wrkLoad(`${round}: (b)`, `${server.url}/api/agent/setup-check`, server.child.pid!, {
     authorization: `Bearer ${token}`,
   });
+  // The measured load is the last SECONDS of wrkLoad (its unmeasured warm-up runs before it).
+  const to = microseconds();
   rounds.push({
     round,
-    from,
-    to: microseconds(),
+    from: to - SECONDS * 1_000_000,
+    to,
     floorCpu: floor.cpuPerRequest!,
     checkCpu: check.cpuPerRequest!,
   });
@@ -68,14 +69,7 @@ await hello.stop();
 // The profile is written as the server exits.
 await server.stop();
 
-const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
-if (!file) throw new Error(`no profile in ${dir}`);
-const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-  nodes: CpuProfileNode[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-};
+const { path, profile } = readCpuProfile(dir);
 const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
 let clock = profile.startTime;
 const sampledAt = profile.timeDeltas.map((delta) => (clock += delta));
@@ -99,8 +93,9 @@ function shares({ from, to }: Round) {
     const { callFrame } = nodes.get(id)!;
     if (callFrame.functionName === '(idle)') return;
     busy++;
-    byPart.set(part(callFrame), (byPart.get(part(callFrame)) ?? 0) + 1);
-    byFunction.set(profiledFunction(callFrame), (byFunction.get(profiledFunction(callFrame)) ?? 0) + 1);
+    const [where, name] = [part(callFrame), profiledFunction(callFrame)];
+    byPart.set(where, (byPart.get(where) ?? 0) + 1);
+    byFunction.set(name, (byFunction.get(name) ?? 0) + 1);
   });
   return { busy, byPart, byFunction };
 }
@@ -126,4 +121,4 @@ const table = (key: 'byPart' | 'byFunction', limit: number) =>
     .map(({ count: _, ...row }) => row);
 console.table(table('byPart', 8));
 console.table(table('byFunction', 20));
-console.log(`profile: ${join(dir, file)}`);
+console.log(`profile: ${path}`);

@@ -5,18 +5,16 @@
 // BENCH_PROFILE_ENGINE=postgres runs the server on a fresh PostgreSQL database (withBenchPostgres)
 // instead of the embedded one.
 // Usage: node bench/profile-row.ts  (writes the .cpuprofile under the OS temp directory)
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import {
   benchEnvironment,
-  type CpuProfileNode,
   cli,
   highlightStory,
   load,
   mcpToolCall,
   mintBenchToken,
   profiledFunction,
+  readCpuProfile,
   startProcess,
   withBenchPostgres,
 } from './support.ts';
@@ -77,8 +75,7 @@ async function profileServer(plain: Record<string, string>) {
   await server.stop();
 }
 
-const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!;
-const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: CpuProfileNode[] };
+const { path, profile } = readCpuProfile(dir);
 const self = new Map<string, number>();
 let total = 0;
 for (const node of profile.nodes) {
@@ -88,4 +85,4 @@ for (const node of profile.nodes) {
 }
 const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 45));
 for (const [key, hits] of top) console.log(`${((100 * hits) / total).toFixed(1).padStart(5)}%  ${key}`);
-console.log(`profile: ${join(dir, file)}`);
+console.log(`profile: ${path}`);

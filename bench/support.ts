@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -67,6 +67,16 @@ export interface CpuProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount: number;
+}
+
+/** The one `.cpuprofile` that a server run with `--cpu-prof-dir=dir` wrote as it exited, and its path. */
+export function readCpuProfile(dir: string): {
+  path: string;
+  profile: { nodes: CpuProfileNode[]; startTime: number; samples: number[]; timeDeltas: number[] };
+} {
+  const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no profile in ${dir}`);
+  return { path: join(dir, file), profile: JSON.parse(readFileSync(join(dir, file), 'utf8')) };
 }
 
 /** A profiled function as the profile readers print it: its name, and its file from src/ or node_modules/. */
