@@ -137,19 +137,21 @@ export async function startProcess(
   args: string[],
   env: Record<string, string>,
   health: string,
+  /** A command the server runs under (valgrind, say), and how long its start may then take. */
+  under: { launcher: string[]; timeoutMs: number } = { launcher: [], timeoutMs: 20_000 },
 ): Promise<Server> {
   // The server gets core 0 and the load generator core 1 (see pinLoadGenerator), so the two never
   // trade places mid-run and the figures repeat from run to run.
-  const command = PINNED ? 'taskset' : process.execPath;
-  const commandArgs = PINNED ? ['-c', '0', process.execPath, ...args] : args;
+  const server = [...under.launcher, process.execPath, ...args];
+  const [command, ...commandArgs] = PINNED ? ['taskset', '-c', '0', ...server] : server;
   // Port 0: the server listens where listen(0) puts it and prints the address.
   const child = spawn(command, commandArgs, {
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const url = await printedAddress(child);
+  const url = await printedAddress(child, under.timeoutMs);
   const listenedAt = Date.now();
-  await waitFor(url + health);
+  await waitFor(url + health, under.timeoutMs);
   return {
     url,
     child,

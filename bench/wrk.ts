@@ -15,8 +15,13 @@ function milliseconds(text: string): number {
   return Math.round(Number(value) * scale * 100) / 100;
 }
 
-function wrk(url: string, seconds: number, headers: Record<string, string>): string {
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency'];
+export function wrk(
+  url: string,
+  seconds: number,
+  headers: Record<string, string>,
+  connections = CONNECTIONS,
+): string {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   // This process is pinned to core 1 (pinLoadGenerator); wrk inherits it.
   const run = spawnSync('wrk', [...args, url], { encoding: 'utf8' });
