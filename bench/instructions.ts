@@ -154,7 +154,7 @@ const servers = new Map<string, Server>([
   ],
 ]);
 const bearer = { authorization: `Bearer ${token}` };
-const row = (label: string, server: string, url: string, headers = {}): Row => ({
+const rowOf = (label: string, server: string, url: string, headers = {}): Row => ({
   label,
   server,
   url,
@@ -162,11 +162,11 @@ const row = (label: string, server: string, url: string, headers = {}): Row => (
   counts: [],
 });
 const rows = [
-  row('(a) node:http hello world', 'hello', '/'),
-  row("(b'') node:http, (b)'s answer", 'hello', '/setup-check'),
-  row('(b) setup-check, bearer', 'service', '/api/agent/setup-check', bearer),
-  row("(f'') node:http, (f)'s answer", 'hello', '/upcoming'),
-  row('(f) upcoming, anonymous', 'service', '/api/events/upcoming'),
+  rowOf('(a) node:http hello world', 'hello', '/'),
+  rowOf("(b'') node:http, (b)'s answer", 'hello', '/setup-check'),
+  rowOf('(b) setup-check, bearer', 'service', '/api/agent/setup-check', bearer),
+  rowOf("(f'') node:http, (f)'s answer", 'hello', '/upcoming'),
+  rowOf('(f) upcoming, anonymous', 'service', '/api/events/upcoming'),
 ];
 const [hello, setupFloor, setupCheck, upcomingFloor, upcoming] = rows;
 
@@ -197,7 +197,8 @@ try {
   // thread's work in every count and every count agreed with the row's last within 2 %
   // (WARM_PASSES at most).
   const warming = new Map(rows.map((row) => [row, [] as number[]]));
-  for (let pass = 1, warm = false; pass <= WARM_PASSES && !warm; pass++) {
+  let warm = false;
+  for (let pass = 1; pass <= WARM_PASSES && !warm; pass++) {
     warm = pass > 1;
     for (const [row, counts] of warming) {
       const { perRequest, helpersPerRequest } = await count(row);
@@ -208,6 +209,8 @@ try {
     }
   }
   for (const [row, counts] of warming) console.log(`warm: ${row.label} ${counts.join(', ')}`);
+  if (!warm)
+    console.log(`not settled after ${WARM_PASSES} passes: read the rounds' spread before their figures`);
   for (let round = 1; round <= ROUNDS; round++) {
     for (const row of rows) row.counts.push(await count(row));
     console.log(

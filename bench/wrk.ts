@@ -15,6 +15,7 @@ function milliseconds(text: string): number {
   return Math.round(Number(value) * scale * 100) / 100;
 }
 
+/** wrk's report of `seconds` of load on `url`: one thread, `connections` connections. */
 export function wrk(
   url: string,
   seconds: number,
