@@ -63,8 +63,14 @@ function underCallgrind(name: string, args: string[], serverEnv: Record<string, 
     `--callgrind-out-file=${join(dir, `${name}.%p.out`)}`,
   ];
   // --perf-basic-prof: V8 writes where it put each compiled function (/tmp/perf-<pid>.map), which
-  // names the code callgrind finds no symbol for.
-  const node = NAMES ? ['--perf-basic-prof', ...args] : args;
+  // names the code callgrind finds no symbol for. It also starts V8's log, kept in the run's folder
+  // rather than the working directory.
+  const logged = [
+    '--perf-basic-prof',
+    `--logfile=${join(dir, `${name}-v8.log`)}`,
+    '--no-logfile-per-isolate',
+  ];
+  const node = NAMES ? [...logged, ...args] : args;
   return startProcess(node, serverEnv, health, { launcher, timeoutMs: 300_000 });
 }
 
