@@ -8,7 +8,7 @@
 // helper threads (its optimizing compiler, parts of the collector) are left out of the figure: their
 // work comes in bursts (a tier-up in one count, none in the next); their share is printed beside it.
 //
-// What it does not see: the kernel's work (the socket write, most of a request's time on this
+// What it does not see: the kernel's work (the socket write, about half of a request's time on this
 // machine) and what a cache miss or a stall costs. So the figure is the user-space work a request
 // takes, not its time. Use it to tell whether a change to the request path did less work (a change
 // that moves a row by more than its rounds' spread), not as the issue's timed rows.
@@ -24,6 +24,7 @@ import { seedMemberReads } from './member-reads.ts';
 import {
   benchEnvironment,
   cli,
+  median,
   mintBenchToken,
   pinLoadGenerator,
   type Server,
@@ -37,7 +38,7 @@ const ROUNDS = Number(process.env.BENCH_INSTRUCTION_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_INSTRUCTION_SECONDS ?? 8);
 const WARM_PASSES = Number(process.env.BENCH_INSTRUCTION_WARM_PASSES ?? 20);
 const FUNCTIONS = Number(process.env.BENCH_INSTRUCTION_FUNCTIONS ?? 25);
-// Names for the code V8 compiles, from its perf map. Off by default: in the one run with the map, the
+// Names for the code V8 compiles, from its perf map. Off by default: in both runs with the map, the
 // service's JIT took a course native runs of the same load never show (docs/benchmarks.md).
 const NAMES = process.env.BENCH_INSTRUCTION_NAMES === '1';
 // Under callgrind a server answers a few hundred to a thousand requests a second: ten connections
@@ -117,7 +118,7 @@ interface Dump {
 async function dump(name: string, server: Server): Promise<Dump> {
   const number = lastDump(name) + 1;
   control('-d', server);
-  // The server writes the dump after it has acknowledged the command: wait for its main thread's file.
+  // The server writes the dump after it has acknowledged the command: wait for every thread's file.
   for (let waited = 0; waited < 30_000; waited += 100) {
     const files = readdirSync(dir).filter(
       (file) => file.startsWith(`${name}.`) && Number(DUMP_FILE.exec(file)?.[1]) === number,
@@ -193,7 +194,6 @@ async function count(row: Row): Promise<Count> {
   };
 }
 
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 const medianOf = (row: Row) => median(row.counts.map((count) => count.perRequest));
 let functionLines: string[] = [];
 try {
@@ -230,7 +230,7 @@ try {
 } finally {
   for (const server of servers.values()) {
     await server.stop();
-    rmSync(`/tmp/perf-${server.child.pid}.map`, { force: true });
+    if (NAMES) rmSync(`/tmp/perf-${server.child.pid}.map`, { force: true });
   }
   rmSync(dir, { recursive: true, force: true });
 }

@@ -3,7 +3,7 @@
 import { MS, systemClock } from '../src/clock.ts';
 import { markRefreshed } from '../src/domain/events/events.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import { type Figures, load } from './support.ts';
+import { type Figures, load, median } from './support.ts';
 import { WRK_INSTALLED, wrkLoad } from './wrk.ts';
 
 /** Twenty upcoming events and a few donations, written before the server starts. */
@@ -187,8 +187,6 @@ export function medianRound(rounds: MemberReadRound[]): MemberReadRound {
   );
   return sorted[Math.floor(sorted.length / 2)];
 }
-
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
 export function memberReadTargets(rounds: MemberReadRound[]): string {
   const each = (figure: (round: MemberReadRound) => number, unit: string, digits = 0) => {

@@ -8,7 +8,7 @@
 import { recordCallMetrics } from '../src/operations/pipeline/metrics.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import type { CallRequest } from '../src/operations/types.ts';
-import { cpuMicros, type Figures, load, startProcess } from './support.ts';
+import { cpuMicros, type Figures, load, median, startProcess } from './support.ts';
 
 const SCRAPE_BEARER = 'bench-scrape-bearer-0123456789';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -84,8 +84,6 @@ export async function metricsRounds(env: Record<string, string>, token: string):
   }
   return rounds;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 export function metricsSummary(rounds: MetricsRound[], nanos: number): string {
   const plain = median(rounds.map((r) => r.plain.cpuPerRequest ?? 0));

@@ -12,7 +12,7 @@ import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { seedMemberReads } from './member-reads.ts';
 import { directReader } from './own-code.ts';
-import { benchEnvironment, cli, mintBenchToken } from './support.ts';
+import { benchEnvironment, cli, median, mintBenchToken } from './support.ts';
 
 const other = process.env.BENCH_COMPARE_DIR;
 if (!other) throw new Error('set BENCH_COMPARE_DIR to the other checkout');
@@ -73,7 +73,6 @@ try {
 } finally {
   for (const side of sides) await side.deps.close();
 }
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 const [before, after] = sides.map((side) => side.micros.slice(WARM_UP_ROUNDS));
 for (const [side, micros] of [
   [sides[0], before],

@@ -4,7 +4,7 @@
 // rounds run later in the same run, each against the (a) measured just before it. When wrk is
 // installed each round also loads (a), (b'') and (b) with it: autocannon spends about as much CPU
 // on a request as the server does here, and wrk leaves the server to set the pace, as for (f wrk).
-import { type Figures, load, report } from './support.ts';
+import { type Figures, load, median, report } from './support.ts';
 import { WRK_INSTALLED, wrkLoad } from './wrk.ts';
 
 export interface SetupCheckRound {
@@ -60,7 +60,6 @@ export async function setupCheckRounds(
 }
 
 const share = (row: Figures, of: Figures) => Math.round((100 * row.requestsPerSecond) / of.requestsPerSecond);
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
 export function reportSetupCheckRounds(rounds: SetupCheckRound[]): void {
   console.log("issue 22's (b), round by round on the warm server (each against the (a) just before it):");

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuMicros, mcpToolCall, residentMb, startProcess } from './support.ts';
+import { cpuMicros, mcpToolCall, median, residentMb, startProcess } from './support.ts';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
 const trees = [{ label: 'this tree', dir: process.cwd() }];
@@ -68,7 +68,6 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 for (const [label, starts] of figures) {
   console.log(
     `${label}, medians of ${starts.length}: ${median(starts.map((s) => s.ms))} ms to healthy, ` +

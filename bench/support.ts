@@ -164,6 +164,11 @@ export async function startProcess(
   };
 }
 
+/** The middle value (the upper of the two middle ones for an even count), as every bench reports rounds. */
+export function median(values: number[]): number {
+  return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+}
+
 /** One of two servers loaded in turns by interleavedRounds. */
 export interface RoundSide {
   label: string;
@@ -202,7 +207,6 @@ export async function interleavedRounds(
       );
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const [first, second] = figures.map((each) => ({ rps: median(each.rps), cpu: median(each.cpu) }));
   console.log(
     `${name} medians: ${sides[0].label} ${first.rps} req/s (${first.cpu} µs), ${sides[1].label} ${second.rps} req/s ` +
