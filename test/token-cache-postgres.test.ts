@@ -10,7 +10,7 @@ import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { sha256 } from '../src/secrets.ts';
 import { AUTH_LISTENER_NAME } from '../src/storage/auth-listener.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
-import { engines } from './support/databases.ts';
+import { engines, postgresUrl } from './support/databases.ts';
 
 const postgres = engines.find((engine) => engine.name === 'postgres')!;
 /** Generous for a loaded CI machine; the measured figure is printed with each test. */
@@ -134,31 +134,47 @@ describe('lookup cache across instances (postgres)', { skip: postgres.skip }, ()
     assert.equal((await check(b, token)).status, 200);
     const cache = b.deps.database.authCache!;
     assert.equal(cache.active, true);
-    // Ends every listener on the database (both instances'): each notices at once and suspends.
-    const ended = await sqlClient.query(
-      'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = $1',
-      [AUTH_LISTENER_NAME],
-    );
-    assert.equal(ended.rowCount, 2, 'one listener per instance');
-    await untilRefused(async () => !cache.active && !a.deps.database.authCache!.active);
-    // Readiness says so (asked at once: the listener reconnects no sooner than 100 ms after it
-    // dropped), and stays 200: without the cache the instance is as exact, only slower.
-    const down = await b.call('GET', '/readyz');
-    assert.equal(down.status, 200);
-    assert.equal(down.body.lookup_cache, 'off', down.text);
-    assert.deepEqual(down.body.checks, { database: 'up', migrations: 'up' });
-    assert.ok(
-      down.body.detail.includes(
-        'lookup cache: off (change listener down: every lookup reads the database, exact but slower)',
-      ),
-      down.text,
-    );
-    assert.equal(cache.get(sha256(token)), undefined, 'nothing answered from memory while suspended');
-    // A revocation now is not notified to anyone listening, yet the next request reads it.
-    await sqlClient.query('update tokens set revoked_at = $1 where hash = $2', [Date.now(), sha256(token)]);
-    const refused = await check(b, token);
-    assert.equal(refused.status, 401);
-    assert.equal(refused.body.error, 'token_revoked');
+    // The outage lasts until the test ends it: the database refuses new connections, so a listener
+    // cannot come back between two of the test's steps however slow the machine (it retries from
+    // 100 ms after it dropped). Connections already open stay; b's pool opens a few first, so the
+    // requests below do not need a new one.
+    await Promise.all(Array.from({ length: 4 }, () => b.call('GET', '/readyz')));
+    const databaseName = new URL(a.database.url).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: postgresUrl });
+    await admin.connect();
+    const allowConnections = (allow: boolean) =>
+      admin.query(`alter database "${databaseName}" with allow_connections ${allow}`);
+    try {
+      await allowConnections(false);
+      // Ends every listener on the database (both instances'): each notices at once and suspends.
+      const ended = await sqlClient.query(
+        'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = $1',
+        [AUTH_LISTENER_NAME],
+      );
+      assert.equal(ended.rowCount, 2, 'one listener per instance');
+      await untilRefused(async () => !cache.active && !a.deps.database.authCache!.active);
+      // Readiness says so, and stays 200: without the cache the instance is as exact, only slower.
+      const down = await b.call('GET', '/readyz');
+      assert.equal(down.status, 200);
+      assert.equal(down.body.lookup_cache, 'off', down.text);
+      assert.deepEqual(down.body.checks, { database: 'up', migrations: 'up' });
+      assert.ok(
+        down.body.detail.includes(
+          'lookup cache: off (change listener down: every lookup reads the database, exact but slower)',
+        ),
+        down.text,
+      );
+      assert.equal(cache.get(sha256(token)), undefined, 'nothing answered from memory while suspended');
+      // A revocation now is not notified to anyone listening, yet the next request reads it.
+      await sqlClient.query('update tokens set revoked_at = $1 where hash = $2', [Date.now(), sha256(token)]);
+      const refused = await check(b, token);
+      assert.equal(refused.status, 401);
+      assert.equal(refused.body.error, 'token_revoked');
+      assert.equal(cache.active, false, 'still suspended: the refusal came from the database');
+    } finally {
+      await allowConnections(true);
+      await admin.end();
+    }
     await untilRefused(async () => cache.active && a.deps.database.authCache!.active);
     const back = await b.call('GET', '/readyz');
     assert.equal(back.body.lookup_cache, 'on');
