@@ -37,8 +37,23 @@ describe('lookup cache across instances (postgres)', { skip: postgres.skip }, ()
   const submit = (on: TestApp, token: string, id = `pg-cache-${++stories}`) =>
     on.call('POST', '/api/ingest/highlights/pending', { token, body: { id } });
 
-  /** The setup's own notifications (a new member) arrive before anything is cached. */
-  const settled = () => new Promise((resolve) => setTimeout(resolve, 100));
+  /**
+   * Returns once the setup's own notifications (a new member) have reached both instances, so none
+   * empties a cache after the test has filled it. Notifications reach a listener in commit order: a
+   * probe entry is put in each cache, one more is sent (a statement trigger fires on an update of no
+   * rows), and once both probes are gone every earlier notification has arrived. A fixed pause
+   * instead would be too short on a loaded machine.
+   */
+  async function settled(): Promise<void> {
+    const caches = [a, b].map((on) => on.deps.database.authCache!);
+    for (const cache of caches) cache.set('settled-probe', {}, cache.snapshot());
+    assert.ok(
+      caches.every((cache) => cache.get('settled-probe')),
+      'both caches hold the probe',
+    );
+    await sqlClient.query('update members set tier = tier where false');
+    await untilRefused(async () => caches.every((cache) => cache.get('settled-probe') === undefined));
+  }
 
   /** Asks `on` until `refused` says so; the time from the start until then, in ms. */
   async function untilRefused(ask: () => Promise<boolean>): Promise<number> {
