@@ -805,9 +805,9 @@ for (const engine of engines) {
           const pids = terminated.rows.map((row) => row.pid);
           // Each backend has exited (and closed its socket) once it leaves pg_stat_activity; the
           // app's pool, in this process, sees the closed sockets as this poll's round trips let
-          // the event loop run. An unhandled pool error would end this process. The terminated
-          // backends are the ones waited for: the change listener reconnects on its own 100 ms
-          // after it dropped, so the database is not left without connections for long.
+          // the event loop run. An unhandled pool error would end this process. Only the terminated
+          // backends are waited for: the change listener reconnects on its own 100 ms after it
+          // dropped, so a wait for no connection at all could miss its moment and never end.
           await waitUntil(async () => {
             const left = await admin.query(
               'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[])',

@@ -11,6 +11,7 @@ import { sha256 } from '../src/secrets.ts';
 import { AUTH_LISTENER_NAME } from '../src/storage/auth-listener.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines, postgresUrl } from './support/databases.ts';
+import { waitUntil } from './support/wait.ts';
 
 const postgres = engines.find((engine) => engine.name === 'postgres')!;
 /** Generous for a loaded CI machine; the measured figure is printed with each test. */
@@ -52,7 +53,10 @@ describe('lookup cache across instances (postgres)', { skip: postgres.skip }, ()
       'both caches hold the probe',
     );
     await sqlClient.query('update members set tier = tier where false');
-    await untilRefused(async () => caches.every((cache) => cache.get('settled-probe') === undefined));
+    await waitUntil(
+      () => caches.every((cache) => cache.get('settled-probe') === undefined),
+      "the setup's notifications to reach both instances",
+    );
   }
 
   /** Asks `on` until `refused` says so; the time from the start until then, in ms. */
@@ -167,7 +171,7 @@ describe('lookup cache across instances (postgres)', { skip: postgres.skip }, ()
         [AUTH_LISTENER_NAME],
       );
       assert.equal(ended.rowCount, 2, 'one listener per instance');
-      await untilRefused(async () => !cache.active && !a.deps.database.authCache!.active);
+      await waitUntil(() => !cache.active && !a.deps.database.authCache!.active, 'both caches to suspend');
       // Readiness says so, and stays 200: without the cache the instance is as exact, only slower.
       const down = await b.call('GET', '/readyz');
       assert.equal(down.status, 200);
@@ -190,7 +194,7 @@ describe('lookup cache across instances (postgres)', { skip: postgres.skip }, ()
       await allowConnections(true);
       await admin.end();
     }
-    await untilRefused(async () => cache.active && a.deps.database.authCache!.active);
+    await waitUntil(() => cache.active && a.deps.database.authCache!.active, 'both listeners to be back');
     const back = await b.call('GET', '/readyz');
     assert.equal(back.body.lookup_cache, 'on');
     assert.ok(back.body.detail.includes('lookup cache: on (change listener connected)'), back.text);
