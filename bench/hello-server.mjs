@@ -1,6 +1,9 @@
 // Baseline: the smallest useful node:http JSON server.
 // Its /upcoming and /setup-check paths send (f)'s and (b)'s answers and headers, already serialized:
-// the floor of node:http alone for those answers. /setup-check?work=N sends (b)'s answer after N µs
+// the floor of node:http alone for those answers. /upcoming sends (f)'s answer as the string it was
+// serialized to, which node:http encodes to UTF-8 on every request ((f) holds one character beyond
+// Latin-1); /upcoming-bytes sends the same bytes from a buffer kept once, as the service does: the
+// stricter floor (f''b). /setup-check?work=N sends (b)'s answer after N µs
 // of busy work (bench/work-calibration.ts).
 import { createServer } from 'node:http';
 import { headers, setupCheck, upcoming, upcomingHeaders } from './floor-payloads.mjs';
@@ -11,6 +14,7 @@ const upcomingReply = {
   'content-type': 'application/json; charset=utf-8',
   'content-length': Buffer.byteLength(upcoming),
 };
+const upcomingBytes = Buffer.from(upcoming);
 const setupCheckBody = JSON.stringify(setupCheck);
 const setupCheckReply = {
   ...headers,
@@ -32,6 +36,11 @@ const server = createServer((request, response) => {
   if (request.url === '/upcoming') {
     response.writeHead(200, upcomingReply);
     response.end(upcoming);
+    return;
+  }
+  if (request.url === '/upcoming-bytes') {
+    response.writeHead(200, upcomingReply);
+    response.end(upcomingBytes);
     return;
   }
   if (request.url === '/setup-check') {

@@ -77,8 +77,11 @@ export interface MemberReadRound {
   upcomingGzip: Figures;
   sequential: Figures;
   batch: Figures;
-  /** The same hello world, (f'') and (f) with wrk, when it is installed (see wrk.ts). */
-  withWrk?: { hello: Figures; sameReply: Figures; upcoming: Figures };
+  /**
+   * The same hello world, (f''), (f''b) and (f) with wrk, when it is installed (see wrk.ts). (f''b)
+   * sends (f)'s bytes from a buffer node:http need not encode: the stricter floor, printed beside.
+   */
+  withWrk?: { hello: Figures; sameReply: Figures; keptBytes: Figures; upcoming: Figures };
 }
 
 /** The node:http server of (a): `/` is the hello world, `/upcoming` sends (f)'s answer (f''). */
@@ -168,6 +171,11 @@ export async function memberReadScenarios(
       ? {
           hello: wrkLoad('(a2 wrk) node:http hello world, wrk', `${node.url}/`, node.pid),
           sameReply: wrkLoad("(f'' wrk) node:http, same reply as (f), wrk", `${node.url}/upcoming`, node.pid),
+          keptBytes: wrkLoad(
+            "(f''b wrk) node:http, (f)'s bytes from a kept buffer, wrk",
+            `${node.url}/upcoming-bytes`,
+            node.pid,
+          ),
           upcoming: wrkLoad(
             '(f wrk) GET /api/events/upcoming, anonymous, wrk',
             `${serverUrl}/api/events/upcoming`,
@@ -199,7 +207,9 @@ export function memberReadTargets(rounds: MemberReadRound[]): string {
     `node:http's own floor (f'') ${each((r) => share(r.calibration.sameReply, r.calibration.hello), '%')}`,
     `batch of 20 >= 10x 20 sequential calls → ${each(batchGain, 'x', 1)}`,
     rounds[0].withWrk
-      ? `with wrk (the server sets the pace): (f) ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.hello), '%')}, (f'') ${each((r) => share(r.withWrk!.sameReply, r.withWrk!.hello), '%')}`
+      ? `with wrk (the server sets the pace): (f) ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.hello), '%')}, (f'') ${each((r) => share(r.withWrk!.sameReply, r.withWrk!.hello), '%')}; ` +
+        `(f) >= 90% of (f'') → ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.sameReply), '%')}, ` +
+        `of the stricter floor (f''b), the same bytes from a kept buffer, ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.keptBytes), '%')}`
       : 'wrk is not installed: no server-bound figures (apt-get install wrk)',
   ].join('; ');
 }

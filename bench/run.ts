@@ -321,7 +321,9 @@ try {
       round.upcomingGzip,
       round.sequential,
       round.batch,
-      ...(round.withWrk ? [round.withWrk.hello, round.withWrk.sameReply, round.withWrk.upcoming] : []),
+      ...(round.withWrk
+        ? [round.withWrk.hello, round.withWrk.sameReply, round.withWrk.keptBytes, round.withWrk.upcoming]
+        : []),
     ].map((row) => ({ row, numbered: { ...row, name: `${index + 1}: ${row.name}` } })),
   );
   report(
