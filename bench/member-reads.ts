@@ -84,7 +84,10 @@ export interface MemberReadRound {
   withWrk?: { hello: Figures; sameReply: Figures; keptBytes: Figures; upcoming: Figures };
 }
 
-/** The node:http server of (a): `/` is the hello world, `/upcoming` sends (f)'s answer (f''). */
+/**
+ * The node:http server of (a): `/` is the hello world, `/upcoming` sends (f)'s answer (f''),
+ * `/upcoming-bytes` the same bytes from a kept buffer (f''b).
+ */
 export interface NodeFloor {
   url: string;
   pid: number;
