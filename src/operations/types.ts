@@ -179,6 +179,11 @@ export interface Operation<Input = any, Output = any, C extends CredentialKind =
   batchable?: true;
   /** false: calls are left out of the member's activity log (diagnostics, and reading that log). */
   recordsActivity?: false;
+  /**
+   * false: the answer is given once and no copy is kept after the call (an A2A task keeps its state,
+   * not its artifact), because it carries what the caller asked (research echoes the question).
+   */
+  keepsResult?: false;
   /** Counted before the handler runs, on every call that passes authentication. */
   rateLimits?: (deps: Deps) => RatePolicy[];
   /** Quotas the handler counts itself, listed so documents can describe them. */

@@ -112,7 +112,11 @@ async function sendMessage(context: MethodContext, version: A2aVersion, params: 
   const { op, body } = await runCapability(context, skillCall);
   let task: TaskView;
   try {
-    task = await keepTask(context, { contextId, capability: op.mcpTool, result: body });
+    task = await keepTask(
+      context,
+      { contextId, capability: op.mcpTool, result: body },
+      op.keepsResult !== false,
+    );
   } catch (error) {
     // The operation has run and its effect is committed: an error here would tell the agent it
     // failed and invite a retry that runs it twice. Its result goes back as a Message instead (no

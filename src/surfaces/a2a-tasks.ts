@@ -52,24 +52,32 @@ export async function callerOf(context: MethodContext): Promise<string | undefin
   return auth.principal.kind === 'bearer' ? auth.principal.member.id : undefined;
 }
 
+/** The stored result of a task whose skill keeps no copy of its answer (Operation.keepsResult). */
+const RESULT_NOT_KEPT = 'null';
+
 function viewOf(row: A2aTaskRow): TaskView {
+  const dropped = row.result === RESULT_NOT_KEPT;
   return {
     id: row.id,
     contextId: row.context_id,
     capability: row.capability,
     state: row.state,
-    result: JSON.parse(row.result),
+    result: dropped ? undefined : JSON.parse(row.result),
+    ...(dropped ? { resultNotKept: true as const } : {}),
     updatedAt: row.updated_at,
   };
 }
 
 /**
  * A completed skill call as a task. It is kept for the member who made it; an anonymous call (a
- * public skill without a token) still gets a task id, but no one could prove it theirs, so none is kept.
+ * public skill without a token) still gets a task id, but no one could prove it theirs, so none is
+ * kept. A skill whose answer carries what the caller asked (`keepsResult: false`: research echoes
+ * the question) keeps the task without its answer, which only the SendMessage reply carries.
  */
 export async function keepTask(
   context: MethodContext,
   call: { contextId: string; capability: string; result: unknown },
+  keepsResult = true,
 ): Promise<TaskView> {
   const { deps } = context;
   const now = deps.clock.now();
@@ -84,7 +92,7 @@ export async function keepTask(
         context_id: task.contextId,
         capability: task.capability,
         state: task.state,
-        result: JSON.stringify(task.result ?? null),
+        result: keepsResult ? JSON.stringify(task.result ?? null) : RESULT_NOT_KEPT,
         created_at: now,
         updated_at: now,
         expires_at: now + TASK_RETENTION_MS,

@@ -15,8 +15,13 @@ export interface TaskView {
   capability: string;
   state: string;
   result: unknown;
+  /** Read back from storage for a skill that keeps no copy of its answer: the task has no artifact. */
+  resultNotKept?: true;
   updatedAt: number;
 }
+
+const RESULT_NOT_KEPT_TEXT =
+  'The answer of this skill is not kept: it carries what the caller asked. It was given once, in the reply to the message.';
 
 const STATE_1_0: Record<string, string> = {
   submitted: 'TASK_STATE_SUBMITTED',
@@ -51,6 +56,7 @@ export function renderTask(version: A2aVersion, task: TaskView, includeArtifacts
       parts: [dataPart(version, task.result)],
     },
   ];
+  const notKept = task.resultNotKept === true;
   return {
     ...(legacy ? { kind: 'task' } : {}),
     id: task.id,
@@ -58,8 +64,17 @@ export function renderTask(version: A2aVersion, task: TaskView, includeArtifacts
     status: {
       state: legacy ? task.state : (STATE_1_0[task.state] ?? task.state),
       timestamp: iso(task.updatedAt),
+      ...(notKept
+        ? {
+            message: renderMessage(version, {
+              contextId: task.contextId,
+              taskId: task.id,
+              text: RESULT_NOT_KEPT_TEXT,
+            }),
+          }
+        : {}),
     },
-    ...(includeArtifacts ? { artifacts } : {}),
+    ...(includeArtifacts && !notKept ? { artifacts } : {}),
     metadata: { capability: task.capability },
   };
 }

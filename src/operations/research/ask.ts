@@ -110,6 +110,7 @@ export const researchAsk = defineOperation<AskInput, typeof Output.static>({
   effect: 'read',
   openWorld: true,
   idempotent: false,
+  keepsResult: false,
   rateLimits: (deps) => [researchLimit(deps)],
   bodyLimit: 8 * 1024,
   inputFrom: 'body',
