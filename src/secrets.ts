@@ -1,4 +1,4 @@
-import crypto, { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import crypto, { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'agt_';
 const TOKEN_BODY = /^[A-Za-z0-9_-]{43}$/;
@@ -8,6 +8,11 @@ const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encodi
 
 export function sha256(value: string): string {
   return oneShotHash ? oneShotHash('sha256', value, 'hex') : createHash('sha256').update(value).digest('hex');
+}
+
+/** HMAC-SHA256 in hex: a digest only the holder of `key` can recompute, so a small input space (addresses) cannot be enumerated from it. */
+export function keyedHash(key: string, value: string): string {
+  return createHmac('sha256', key).update(value).digest('hex');
 }
 
 export function newAgentToken(): string {

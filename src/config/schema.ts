@@ -8,7 +8,22 @@ import { LIMITS_SCHEMA } from './limits.ts';
 import { PAYMENTS_SCHEMA } from './payments.ts';
 import { PRODUCTION_SCHEMA } from './production.ts';
 import { RESEARCH_SCHEMA } from './research.ts';
-import { durationMs, flag, integer, optional, setting, text } from './settings.ts';
+import { durationMs, flag, integer, optional, refuse, setting, text } from './settings.ts';
+
+const IP_HASH_SECRET = {
+  env: 'IP_HASH_SECRET',
+  group: 'storage',
+  secret: true,
+  trim: true,
+  accepts: 'string of 32 characters or more',
+  defaultText: 'unset',
+  description:
+    "The key feedback tickets hash the sender's address with (HMAC-SHA256), so that tickets from one " +
+    'address can be grouped without the address being stored; it is never written to the database. ' +
+    'Give every instance the same value (`openssl rand -hex 32`). Unset: each process makes a random ' +
+    "key at start, and hashes group only within one process's lifetime. See " +
+    '[deployment](deployment.md#retention-of-personal-data).',
+} as const;
 
 export const CONFIG_SCHEMA = {
   port: integer({ env: 'PORT', group: 'server', default: 3000, min: 0, description: 'Listening port.' }),
@@ -136,6 +151,10 @@ export const CONFIG_SCHEMA = {
     group: 'storage',
     default: 'agent-commons',
     description: "Namespace of this deployment's keys in a shared Redis.",
+  }),
+  ipHashSecret: setting<string | undefined>(IP_HASH_SECRET, (raw) => {
+    if (raw !== undefined && raw.length < 32) throw refuse(IP_HASH_SECRET, 'at least 32 characters');
+    return raw;
   }),
   openSignup: flag({
     env: 'OPEN_SIGNUP',

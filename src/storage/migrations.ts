@@ -13,6 +13,7 @@ import { a2aTasks } from './migration-0012-a2a-tasks.ts';
 import { payments } from './migration-0013-payments.ts';
 import { authNotify } from './migration-0014-auth-notify.ts';
 import { refusals } from './migration-0015-refusals.ts';
+import { privacy } from './migration-0016-privacy.ts';
 
 const initial: Migration = {
   async up(db: Kysely<any>) {
@@ -182,6 +183,7 @@ const migrations: Record<string, Migration> = {
   '0013_payments': payments,
   '0014_auth_notify': authNotify,
   '0015_refusals': refusals,
+  '0016_privacy': privacy,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

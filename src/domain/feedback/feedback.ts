@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { sha256 } from '../../secrets.ts';
+import { keyedHash } from '../../secrets.ts';
 import type { FeedbackTable } from '../../storage/schema.ts';
-import type { Clocked, Store } from '../ports.ts';
+import type { Clocked, Configured, Store } from '../ports.ts';
 import { looksLikePromptInjection, sanitizeText } from './sanitize.ts';
 
 export const FEEDBACK_CATEGORIES = [
@@ -44,25 +44,15 @@ function ticketId(now: number): string {
   return `fb_${stamp}_${randomBytes(6).toString('hex')}`;
 }
 
-/** The salt lives in the database so every instance hashes an IP the same way. */
-async function ipSalt(deps: Store): Promise<string> {
-  const existing = await deps.db
-    .selectFrom('settings')
-    .select('value')
-    .where('key', '=', 'ip_salt')
-    .executeTakeFirst();
-  if (existing) return existing.value;
-  await deps.db
-    .insertInto('settings')
-    .values({ key: 'ip_salt', value: randomBytes(16).toString('hex') })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute();
-  const row = await deps.db
-    .selectFrom('settings')
-    .select('value')
-    .where('key', '=', 'ip_salt')
-    .executeTakeFirstOrThrow();
-  return row.value;
+/**
+ * Made once per process for when the operator set no IP_HASH_SECRET: never stored, so hashes group
+ * only within this process, and a copy of the database alone cannot turn a hash back into an address.
+ */
+const PROCESS_KEY = randomBytes(32).toString('hex');
+
+/** The sender's address as kept: keyed with a secret that lives outside the database (IP_HASH_SECRET). */
+export function addressHash(config: { ipHashSecret?: string }, ip: string): string {
+  return keyedHash(config.ipHashSecret ?? PROCESS_KEY, `feedback-ip:${ip}`);
 }
 
 function optional(value: string | undefined): string | null {
@@ -72,7 +62,7 @@ function optional(value: string | undefined): string | null {
 }
 
 export async function fileFeedback(
-  deps: Store & Clocked,
+  deps: Store & Clocked & Configured<'ipHashSecret'>,
   input: FeedbackInput,
   ip: string,
   attribution: Attribution | undefined,
@@ -109,7 +99,7 @@ export async function fileFeedback(
     got,
     agent_id: optional(input.agentId),
     contact: optional(input.contact),
-    ip_hash: sha256(`${await ipSalt(deps)}:${ip}`),
+    ip_hash: addressHash(deps.config, ip),
     warnings: JSON.stringify(warnings),
     status: 'open',
     created_at: now,
