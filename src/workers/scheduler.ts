@@ -1,5 +1,6 @@
 import { MS } from '../clock.ts';
 import { isContention, isDependencyUnavailable } from '../core/errors.ts';
+import { expireStaleGrants } from '../domain/auth/device-grants.ts';
 import { refreshEvents } from '../domain/events/feed.ts';
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
 import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts';
@@ -53,6 +54,7 @@ export function startScheduler(
       run: async () => log.info({ ...(await refreshEvents(deps)) }, 'events cache refreshed'),
     },
     { name: 'counter sweep', everyMs: MS.minute, run: () => counters.sweep(deps.db, deps.clock.now()) },
+    { name: 'device grant sweep', everyMs: MS.minute, run: () => expireStaleGrants(deps) },
   ];
   if (options.workers) {
     const every = deps.config.workerIntervalSeconds * MS.second;

@@ -15,6 +15,12 @@ const POLL_JITTER_MS = 500;
 const SLOW_DOWN_STEP_S = 5;
 const MAX_INTERVAL_S = 60;
 
+/**
+ * The requester's address and software are shown to the approving member only while the grant is
+ * pending; whatever ends it (a decision, delivery, expiry) drops them in the same statement.
+ */
+const REQUESTER_DROPPED = { ip: null, user_agent: null } as const;
+
 export interface StartGrant {
   scopes: string[];
   clientName?: string;
@@ -111,7 +117,7 @@ export async function pollGrant(deps: Polling, deviceCode: string): Promise<Poll
     if (now >= Number(grant.expires_at)) {
       await deps.db
         .updateTable('device_grants')
-        .set({ status: 'expired' })
+        .set({ status: 'expired', ...REQUESTER_DROPPED })
         .where('id', '=', grant.id)
         .where('status', '=', 'pending')
         .execute();
@@ -144,7 +150,7 @@ export async function pollGrant(deps: Polling, deviceCode: string): Promise<Poll
     const claimed = await deps.db
       .updateTable('device_grants')
       // Its own final state, so that later polls are told it was cancelled, not delivered.
-      .set({ status: 'cancelled' })
+      .set({ status: 'cancelled', ...REQUESTER_DROPPED })
       .where('id', '=', grant.id)
       .where('status', '=', 'denied')
       .executeTakeFirst();
@@ -158,7 +164,7 @@ async function deliver(deps: Polling, grant: DeviceGrantsTable): Promise<PollOut
   return transact(deps, async (trx) => {
     const claimed = await trx
       .updateTable('device_grants')
-      .set({ status: 'consumed' })
+      .set({ status: 'consumed', ...REQUESTER_DROPPED })
       .where('id', '=', grant.id)
       .where('status', '=', 'approved')
       .executeTakeFirst();
@@ -275,10 +281,26 @@ async function decide(
       denied_scopes: JSON.stringify(denied),
       decided_at: now,
       reason: status === 'denied' ? (reason ?? 'The member declined the request.') : null,
+      ...REQUESTER_DROPPED,
     })
     .where('id', '=', grant.id)
     .where('status', '=', 'pending')
     .executeTakeFirst();
   if (Number(updated.numUpdatedRows) === 0) return { ok: false, reason: 'decided' };
   return { ok: true, grant, granted, denied };
+}
+
+/**
+ * Ends the grants whose code expired unused: a device that stops polling would otherwise leave its
+ * requester's address and software in the row for good. Run by the scheduler's sweep; the rows stay
+ * (a late poll is still told `expired_token`), without what identified the requester.
+ */
+export async function expireStaleGrants(deps: Store & Clocked): Promise<number> {
+  const ended = await deps.db
+    .updateTable('device_grants')
+    .set({ status: 'expired', ...REQUESTER_DROPPED })
+    .where('status', '=', 'pending')
+    .where('expires_at', '<=', deps.clock.now())
+    .executeTakeFirst();
+  return Number(ended.numUpdatedRows);
 }
