@@ -11,20 +11,31 @@ import {
   removeDocument,
 } from '../domain/research/corpus.ts';
 import { FORMATS, formatOf, isSource } from '../domain/research/document.ts';
-import { fetchSource, isUrl } from '../domain/research/read-source.ts';
+import { fetchSource, isUrl, refusedUrl } from '../domain/research/read-source.ts';
 import type { Deps } from '../operations/services.ts';
 import { fail, printJson, printTable, withDeps } from './context.ts';
 
-/** A directory stands for the readable files inside it (recursively); paths and URLs stand for themselves. */
+/**
+ * A directory stands for the readable files inside it (recursively); paths and URLs stand for
+ * themselves. A target that cannot be read (another scheme than http(s), a malformed URL, a missing
+ * path) ends the command with one line before anything is ingested.
+ */
 function expandTargets(targets: string[]): string[] {
   return targets.flatMap((target) => {
+    const refused = refusedUrl(target);
+    if (refused) fail(refused);
     if (isUrl(target)) return [target];
     const path = resolve(target);
-    if (!statSync(path).isDirectory()) return [path];
-    return readdirSync(path, { recursive: true, encoding: 'utf8' })
-      .map((name) => join(path, name))
-      .filter((file) => statSync(file).isFile() && /\.(txt|md|markdown|html?|xhtml|pdf)$/i.test(file))
-      .sort();
+    try {
+      if (!statSync(path).isDirectory()) return [path];
+      return readdirSync(path, { recursive: true, encoding: 'utf8' })
+        .map((name) => join(path, name))
+        .filter((file) => statSync(file).isFile() && /\.(txt|md|markdown|html?|xhtml|pdf)$/i.test(file))
+        .sort();
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException;
+      return fail(`${target}: ${code === 'ENOENT' ? 'no such file or directory' : message}`);
+    }
   });
 }
 
@@ -32,12 +43,15 @@ function metadataFrom(options: Record<string, string | undefined>): DocumentMeta
   if (!options.source || !isSource(options.source)) fail('--source must be paper or book');
   const year = options.year === undefined ? undefined : Number(options.year);
   if (year !== undefined && !Number.isInteger(year)) fail('--year must be a year');
+  // Readers are sent there: only a web address, never javascript: or a local file.
+  if (options.url !== undefined && (!isUrl(options.url) || refusedUrl(options.url))) {
+    fail(`--url must be an http or https URL, not ${options.url}`);
+  }
   return { source: options.source, title: options.title, authors: options.authors, year, url: options.url };
 }
 
 /** Ingests each target with a progress bar (documents, passages, passages per second) on a terminal. */
-async function addAll(deps: Deps, targets: string[], metadata: DocumentMetadata, json: boolean) {
-  const files = expandTargets(targets);
+async function addAll(deps: Deps, files: string[], metadata: DocumentMetadata, json: boolean) {
   const bar = new cliProgress.SingleBar(
     {
       format: 'ingesting [{bar}] {value}/{total} documents | {passages} passages | {rate} passages/s',
@@ -50,6 +64,7 @@ async function addAll(deps: Deps, targets: string[], metadata: DocumentMetadata,
   let passages = 0;
   if (process.stderr.isTTY && !json) bar.start(files.length, 0, { passages: 0, rate: 0 });
   const outcomes = [];
+  const failures: string[] = [];
   for (const file of files) {
     try {
       // A title, URL or year given on the command line names one document, not a whole directory.
@@ -59,6 +74,7 @@ async function addAll(deps: Deps, targets: string[], metadata: DocumentMetadata,
       if (outcome.status !== 'unchanged') passages += outcome.passages;
     } catch (error) {
       outcomes.push({ target: file, status: 'failed', error: (error as Error).message });
+      if (!json) failures.push(`error: ${file}: ${(error as Error).message}`);
     }
     const seconds = Math.max(0.001, (Date.now() - started) / 1000);
     bar.increment({ passages, rate: Math.round(passages / seconds) });
@@ -72,6 +88,8 @@ async function addAll(deps: Deps, targets: string[], metadata: DocumentMetadata,
       `${passages} passages in ${seconds.toFixed(1)} s (${Math.round(passages / Math.max(seconds, 0.001))}/s)\n`,
     );
   }
+  // The table has no room for the reasons: each failed target's goes to stderr, one line.
+  for (const line of failures) process.stderr.write(`${line}\n`);
   if (outcomes.some((o) => o.status === 'failed')) process.exitCode = 1;
 }
 
@@ -87,7 +105,11 @@ export function registerCorpusCommands(program: Command): void {
     .option('--year <year>')
     .option('--url <url>', 'where readers find the original')
     .option('--json', 'print JSON')
-    .action((targets: string[], o) => withDeps((deps) => addAll(deps, targets, metadataFrom(o), o.json)));
+    .action((targets: string[], o) => {
+      const metadata = metadataFrom(o);
+      const files = expandTargets(targets);
+      return withDeps((deps) => addAll(deps, files, metadata, o.json));
+    });
   corpus
     .command('list')
     .option('--json', 'print JSON')
@@ -123,7 +145,9 @@ export function registerCorpusCommands(program: Command): void {
     .option('--note <text>')
     .action((url: string, o) =>
       withDeps(async (deps) => {
-        if (!isUrl(url)) fail('only http(s) URLs are queued; add local files directly');
+        if (!isUrl(url) || refusedUrl(url)) {
+          fail(refusedUrl(url) ?? `${url}: only http(s) URLs are queued; add local files directly`);
+        }
         const { source } = metadataFrom(o);
         const id = `cq_${randomBytes(6).toString('hex')}`;
         await deps.db
@@ -169,10 +193,10 @@ export function registerCorpusCommands(program: Command): void {
           .where('status', '=', 'pending')
           .executeTakeFirst();
         if (!item || !isSource(item.source)) fail(`no pending item ${id}`);
-        const outcome = await ingest(deps, await fetchSource(item.url, deps.config.research), {
-          source: item.source,
-          url: item.url,
-        });
+        const source = item.source;
+        const outcome = await fetchSource(item.url, deps.config.research)
+          .then((fetched) => ingest(deps, fetched, { source, url: item.url }))
+          .catch((error: Error) => fail(`${id} not ingested: ${error.message}`));
         await deps.db
           .updateTable('corpus_queue')
           .set({ status: 'ingested', decided_at: deps.clock.now(), document_id: outcome.id })

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import { randomId } from '../../secrets.ts';
 import type { Executor, MembersTable } from '../../storage/schema.ts';
 import type { TierLadder } from '../auth/tiers.ts';
+import { normalizeEmail } from './email-address.ts';
 
 export type Member = MembersTable;
 
@@ -14,14 +15,8 @@ export interface NewMember {
 
 export class MemberError extends Error {}
 
-const EMAIL = /^[^@\s]+@[^@\s]+$/;
-
-/** Trimmed and lower-cased, or undefined when it is not an email address; the one rule for every way in. */
-export function normalizeEmail(raw: unknown): string | undefined {
-  if (typeof raw !== 'string') return undefined;
-  const email = raw.trim().toLowerCase();
-  return email.length <= 255 && EMAIL.test(email) ? email : undefined;
-}
+/** The one rule for every way an address comes in: the sign-in form, single sign-on, the CLI, the API. */
+export { normalizeEmail } from './email-address.ts';
 
 function handleFrom(name: string): string {
   return (

@@ -1,9 +1,16 @@
 import { Parser } from 'htmlparser2';
 import { type ParsedDocument, type Section, yearIn } from './document.ts';
 
-/** Elements whose text is never part of the document's content. */
+/**
+ * Elements whose text is never part of the document's content. iframe, noembed and noframes hold
+ * fallback markup that a browser never shows; the parser reads it as raw text (WHATWG), so without
+ * skipping it its tags would land in a passage as literal `<p>`.
+ */
 const SKIPPED = new Set([
   'script',
+  'iframe',
+  'noembed',
+  'noframes',
   'style',
   'noscript',
   'nav',

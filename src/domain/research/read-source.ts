@@ -21,6 +21,24 @@ export function isUrl(target: string): boolean {
   return /^https?:\/\//i.test(target);
 }
 
+/** A scheme of two letters or more: `C:` stays a path, `file:`, `ftp:` or `javascript:` is a URL. */
+const SCHEME = /^([a-z][a-z0-9+.-]+):/i;
+
+/**
+ * Why a target that names a URL cannot be read (other schemes, or an http(s) URL that does not parse
+ * or names no host), in one line; undefined for a readable http(s) URL and for a path.
+ */
+export function refusedUrl(target: string): string | undefined {
+  const scheme = SCHEME.exec(target)?.[1];
+  if (!scheme) return undefined;
+  if (!/^https?$/i.test(scheme)) {
+    return `${target}: only http and https URLs are read (a local file is given by its path)`;
+  }
+  const url = URL.parse(target);
+  if (!url?.hostname || !isUrl(target)) return `${target}: not a valid URL`;
+  return undefined;
+}
+
 /** How a corpus URL is fetched (from the research settings: CORPUS_ALLOW_PRIVATE_URLS, CORPUS_MAX_BYTES). */
 export interface SourcePolicy {
   allowPrivateUrls: boolean;
@@ -29,6 +47,8 @@ export interface SourcePolicy {
 }
 
 export async function fetchSource(target: string, policy: SourcePolicy): Promise<Fetched> {
+  const refused = refusedUrl(target);
+  if (refused) throw new Error(refused);
   if (isUrl(target)) {
     const response = await outboundFetch(
       target,

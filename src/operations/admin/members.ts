@@ -27,6 +27,8 @@ function memberRefusal(outcome: string): ApiError {
       extra: { field: 'tier' },
     });
   if (outcome.includes('already exists')) return errors.conflict('member_exists', sentence(outcome));
+  if (outcome.endsWith('is not an email address'))
+    return errors.validation(sentence(outcome), { field: 'email' });
   return errors.validation(sentence(outcome));
 }
 
