@@ -1,4 +1,4 @@
-import crypto, { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import crypto, { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'agt_';
 const TOKEN_BODY = /^[A-Za-z0-9_-]{43}$/;
@@ -8,6 +8,14 @@ const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encodi
 
 export function sha256(value: string): string {
   return oneShotHash ? oneShotHash('sha256', value, 'hex') : createHash('sha256').update(value).digest('hex');
+}
+
+/**
+ * A value for one purpose derived from a secret (HMAC-SHA-256, base64url): it shows nothing of the
+ * secret, and each purpose gets its own, so one derived value cannot stand in for another.
+ */
+export function deriveFromSecret(secret: string, purpose: string): string {
+  return createHmac('sha256', secret).update(purpose).digest('base64url');
 }
 
 export function newAgentToken(): string {
