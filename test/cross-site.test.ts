@@ -283,7 +283,7 @@ describe('HTML form posts refuse other sites too', () => {
       body: new URLSearchParams(form).toString(),
     });
 
-  test('every form route, with a valid CSRF pair but a foreign Origin or Sec-Fetch-Site cross-site: 403 page, nothing stored', async () => {
+  test('every form route, with a valid CSRF token but a foreign Origin or Sec-Fetch-Site cross-site: 403 page, nothing stored', async () => {
     const forms = appRoutes(t.app).filter(
       (route) =>
         route.methods.includes('POST') &&

@@ -56,7 +56,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
     });
 
     scope.post('/signin', async (request, reply) => {
-      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      // Nothing to protect when email sign-in is off: the page never showed this form.
       if (!emailLinks) {
         return sendPage(
           reply,
@@ -65,6 +65,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
           html`<h1>Email sign-in is off here</h1><p>This community signs people in through its own provider: <a href="/signin">sign in</a>.</p>`,
         );
       }
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
       const email = normalizeEmail(formField(request, 'email'));
       if (!email) {
         return sendPage(
