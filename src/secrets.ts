@@ -10,9 +10,12 @@ export function sha256(value: string): string {
   return oneShotHash ? oneShotHash('sha256', value, 'hex') : createHash('sha256').update(value).digest('hex');
 }
 
-/** HMAC-SHA256 in hex: a digest only the holder of `key` can recompute, so a small input space (addresses) cannot be enumerated from it. */
-export function keyedHash(key: string, value: string): string {
-  return createHmac('sha256', key).update(value).digest('hex');
+/**
+ * A value for one purpose derived from a secret (HMAC-SHA-256, base64url): it shows nothing of the
+ * secret, and each purpose gets its own, so one derived value cannot stand in for another.
+ */
+export function deriveFromSecret(secret: string, purpose: string): string {
+  return createHmac('sha256', secret).update(purpose).digest('base64url');
 }
 
 export function newAgentToken(): string {

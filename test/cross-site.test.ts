@@ -48,6 +48,16 @@ function rawRequest(
   });
 }
 
+/** The CSRF field a page's forms carry for this cookie, and the cookie with what the page set. */
+async function csrfOfPage(t: TestApp, cookie: string): Promise<{ csrf: string; cookie: string }> {
+  const page = await fetch(`${t.baseUrl}/membership`, { headers: { cookie } });
+  assert.equal(page.status, 200);
+  const csrf = (await page.text()).match(/name="csrf" value="([^"]+)"/)?.[1];
+  assert.ok(csrf, 'the page has a form with a CSRF field');
+  const set = page.headers.getSetCookie().map((line) => line.split(';')[0]);
+  return { csrf, cookie: [cookie, ...set].join('; ') };
+}
+
 /** The operations a browser's session cookie authenticates that are not a safe read, from the registry. */
 const cookieWrites = OPERATIONS.filter(isRestOperation).filter(
   (op) => op.method !== 'GET' && op.credential !== 'bearer',
@@ -260,13 +270,8 @@ describe('HTML form posts refuse other sites too', () => {
     const member = await t.member('member', 'Mina');
     memberId = member.id;
     const session = `${SESSION_COOKIE}=${await createSession(t.deps.db, t.clock, member.id)}`;
-    // A page hands out the double-submit CSRF token (cookie and field).
-    const page = await fetch(`${t.baseUrl}/membership`, { headers: { cookie: session } });
-    assert.equal(page.status, 200);
-    const set = page.headers.getSetCookie().find((line) => line.startsWith('__csrf='));
-    assert.ok(set, 'the page sets the CSRF cookie');
-    csrf = set.split(';')[0].slice('__csrf='.length);
-    cookie = `${session}; __csrf=${csrf}`;
+    // A page hands out the CSRF token of its forms.
+    ({ csrf, cookie } = await csrfOfPage(t, session));
   });
   after(() => t?.close());
 
@@ -278,7 +283,7 @@ describe('HTML form posts refuse other sites too', () => {
       body: new URLSearchParams(form).toString(),
     });
 
-  test('every form route, with a valid CSRF pair but a foreign Origin or Sec-Fetch-Site cross-site: 403 page, nothing stored', async () => {
+  test('every form route, with a valid CSRF token but a foreign Origin or Sec-Fetch-Site cross-site: 403 page, nothing stored', async () => {
     const forms = appRoutes(t.app).filter(
       (route) =>
         route.methods.includes('POST') &&
@@ -329,5 +334,62 @@ describe('HTML form posts refuse other sites too', () => {
     });
     assert.equal(response.status, 200);
     assert.match((await response.json()).device_code, /./);
+  });
+});
+
+describe("every form's CSRF token belongs to the session that was given it", () => {
+  let t: TestApp;
+  let mina: { csrf: string; cookie: string };
+  let omar: { csrf: string; cookie: string };
+  let minaSession: string;
+  before(async () => {
+    t = await startTestApp();
+    const sessionOf = async (name: string) =>
+      `${SESSION_COOKIE}=${await createSession(t.deps.db, t.clock, (await t.member('member', name)).id)}`;
+    minaSession = await sessionOf('Mina');
+    mina = await csrfOfPage(t, minaSession);
+    omar = await csrfOfPage(t, await sessionOf('Omar'));
+  });
+  after(() => t?.close());
+
+  /** Mina's session cookie with a CSRF cookie (when the pair has one) and a CSRF field. */
+  const post = (path: string, csrfCookie: string | undefined, field: string) =>
+    fetch(t.baseUrl + path, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: t.baseUrl,
+        'sec-fetch-site': 'same-origin',
+        cookie: csrfCookie ? `${minaSession}; ${csrfCookie}` : minaSession,
+      },
+      body: new URLSearchParams({ csrf: field, tier: 'resident', email: 'x@test.example' }).toString(),
+    });
+
+  test("every form route refuses another member's pair and an invented one: 403 page, nothing stored", async () => {
+    const forms = appRoutes(t.app).filter(
+      (route) =>
+        route.methods.includes('POST') &&
+        !route.path.startsWith('/api/') &&
+        !route.path.startsWith('/oauth/'),
+    );
+    assert.ok(forms.length >= 10, `form routes listed by the app (${forms.length})`);
+    const omarsCookie = omar.cookie.split('; ').find((pair) => pair.startsWith('__csrf='));
+    const invented = 'csrf_0123456789abcdef0123456789abcdef0123456789abcdef';
+    for (const route of [...forms, { path: '/oauth/consent' }]) {
+      for (const [label, csrfCookie, field] of [
+        ["Omar's pair", omarsCookie, omar.csrf],
+        ['an invented pair', `__csrf=${invented}`, invented],
+      ] as const) {
+        const before = await storedState(t);
+        const response = await post(route.path, csrfCookie, field);
+        const text = await response.text();
+        assert.equal(response.status, 403, `POST ${route.path} with ${label}: ${text.slice(0, 200)}`);
+        assert.match(text, /This form has expired/, `POST ${route.path} with ${label}`);
+        assert.equal(await storedState(t), before, `POST ${route.path} with ${label}: nothing stored`);
+      }
+    }
+    const own = await post('/membership/request', undefined, mina.csrf);
+    assert.equal(own.status, 303, "Mina's own token is accepted");
   });
 });

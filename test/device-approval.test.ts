@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from './support/app.ts';
-import { signInThroughOutbox } from './support/browser.ts';
+import { INVENTED_CSRF_PAIR, signInThroughOutbox } from './support/browser.ts';
 import { engines } from './support/databases.ts';
 import { scopesListed } from './support/scopes-listed.ts';
 
@@ -93,6 +93,40 @@ for (const engine of engines) {
       assert.equal(check.body.ready, true);
       t.clock.advance(10_000);
       assert.equal((await poll(grant.device_code)).status, 410);
+    });
+
+    test("the decision is refused with another member's CSRF pair or an invented one, accepted with its own", async () => {
+      const grant = await startGrant();
+      const member = await t.member('member', 'Mina');
+      const browser = await signInThroughOutbox(t, member.email);
+      const other = await signInThroughOutbox(t, (await t.member('member', 'Omar')).email);
+      await other.request('GET', '/signup-with-agent');
+      const review = await browser.request('POST', '/signup-with-agent', {
+        code: grant.user_code,
+        csrf: browser.csrf,
+      });
+      assert.equal(review.status, 200, review.text);
+      const decide = { code: grant.user_code, decision: 'approve' };
+      const pending = (await t.deps.db.selectFrom('device_grants').selectAll().execute()).at(-1)!;
+      for (const [label, pair] of [
+        ["another member's pair", other.csrfPair],
+        ['an invented pair', INVENTED_CSRF_PAIR],
+      ] as const) {
+        const posing = browser.withCsrfPair(pair);
+        const refused = await posing.request('POST', '/signup-with-agent/decide', {
+          ...decide,
+          csrf: posing.csrf,
+        });
+        assert.equal(refused.status, 403, label);
+        assert.match(refused.text, /This form has expired/, label);
+        assert.equal((await grantRow(pending.id)).status, 'pending', label);
+      }
+      const approved = await browser.request('POST', '/signup-with-agent/decide', {
+        ...decide,
+        csrf: browser.csrf,
+      });
+      assert.equal(approved.status, 200, approved.text);
+      assert.equal((await grantRow(pending.id)).status, 'approved');
     });
 
     test('a denial reaches the agent as cancelled once, then 410', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
-import { type Browser, signInThroughOutbox } from './support/browser.ts';
+import { type Browser, INVENTED_CSRF_PAIR, signInThroughOutbox } from './support/browser.ts';
 import { engines } from './support/databases.ts';
 import {
   authorize,
@@ -284,6 +284,28 @@ for (const engine of engines) {
         csrf: browser.csrf,
       });
       assert.equal(again.status, 409, 'decided once');
+    });
+
+    test("consent is refused with another member's CSRF pair or an invented one, accepted with its own", async () => {
+      const browser = await signInThroughOutbox(t, (await t.member('member')).email);
+      const other = await signInThroughOutbox(t, (await t.member('member')).email);
+      await untilConsent(other);
+      const flow = await untilConsent(browser);
+      for (const [label, pair] of [
+        ["another member's pair", other.csrfPair],
+        ['an invented pair', INVENTED_CSRF_PAIR],
+      ] as const) {
+        const posing = browser.withCsrfPair(pair);
+        const refused = await posing.request('POST', '/oauth/consent', {
+          request: flow.secret,
+          decision: 'approve',
+          csrf: posing.csrf,
+        });
+        assert.equal(refused.status, 403, label);
+        assert.match(refused.text, /This form has expired/, label);
+        assert.equal((await row(flow.secret)).status, 'pending', label);
+      }
+      assert.match((await approve(browser, flow.secret)).get('code') ?? '', /./);
     });
 
     test('token endpoint refusals: verifier missing or wrong, another client, wrong redirect, expired, replayed (which revokes)', async () => {

@@ -10,7 +10,7 @@ import type { Member } from '../src/domain/members/members.ts';
 import { requestTier } from '../src/domain/members/tier-requests.ts';
 import { a2aClient } from './support/a2a.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
-import { type Browser, signInThroughOutbox } from './support/browser.ts';
+import { Browser, signInThroughOutbox } from './support/browser.ts';
 import { engines } from './support/databases.ts';
 import { killAllChildren, runCli } from './support/processes.ts';
 
@@ -359,11 +359,12 @@ for (const engine of engines) {
       });
       assert.equal(page.status, 403);
       assert.match(page.text, /Operators only/);
-      const signedOut = await fetch(`${t.baseUrl}/operator/tier-requests/decide`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `__csrf=${browser.csrf}` },
-        body: new URLSearchParams({ id: target, decision: 'approve', csrf: browser.csrf }).toString(),
+      const anonymous = new Browser(t.baseUrl);
+      await anonymous.request('GET', '/signin');
+      const signedOut = await anonymous.request('POST', '/operator/tier-requests/decide', {
+        id: target,
+        decision: 'approve',
+        csrf: anonymous.csrf,
       });
       assert.equal(signedOut.status, 303);
       assert.equal(signedOut.headers.get('location'), '/signin');

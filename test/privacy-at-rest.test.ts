@@ -11,7 +11,7 @@ const SECRET = 'a-secret-only-the-environment-holds-0123456789';
 const FEEDBACK = { message: 'The events page lists a meetup twice; I expected it once.' };
 
 const addressHash = (secret: string, ip: string) =>
-  createHmac('sha256', secret).update(`feedback-ip:${ip}`).digest('hex');
+  createHmac('sha256', secret).update(`feedback-ip:${ip}`).digest('base64url');
 
 for (const engine of engines) {
   describe(`the feedback address key lives outside the database (${engine.name})`, {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
 import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { Browser, linkFromOutbox, outboxPath } from './support/browser.ts';
@@ -57,10 +58,18 @@ for (const engine of engines) {
       const home = await browser.request('GET', '/signin');
       assert.match(home.text, /signed in as <strong>Mina<\/strong>/);
 
-      const again = await new Browser(t.baseUrl).request('GET', '/signin');
-      assert.equal(again.status, 200);
-      const reuse = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+      const again = new Browser(t.baseUrl);
+      assert.equal((await again.request('GET', '/signin')).status, 200);
+      const reuse = await again.request('POST', '/signin/confirm', { link: secret, csrf: again.csrf });
       assert.equal(reuse.status, 400, 'a link works once');
+      const sessions = await t.deps.db.selectFrom('sessions').select('id_hash').execute();
+      const resent = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+      assert.equal(resent.status, 303, 'sent again by the browser it signed in, it goes on');
+      assert.equal(browser.cookies.get('__session'), sessionId, 'with the same session');
+      assert.equal(
+        (await t.deps.db.selectFrom('sessions').select('id_hash').execute()).length,
+        sessions.length,
+      );
 
       const out = await browser.request('POST', '/signout', { csrf: browser.csrf });
       assert.equal(out.status, 303);
@@ -95,6 +104,32 @@ for (const engine of engines) {
       }
       const after = await t.deps.db.selectFrom('sign_in_links').select('id_hash').execute();
       assert.equal(after.length, before.length, 'no link was issued');
+    });
+
+    test("the forms' token is new at every sign-in: one from before it is refused after", async () => {
+      const member = await t.member('member');
+      const browser = new Browser(t.baseUrl);
+      const signIn = async () => {
+        await requestLink(browser, member.email);
+        const secret = linkFromOutbox((await browser.request('GET', outboxPath(t.deps))).text);
+        const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+        assert.equal(done.status, 303);
+        await browser.request('GET', '/signin');
+        return browser.csrf;
+      };
+      await browser.request('GET', '/signin');
+      const beforeSignIn = browser.csrf;
+      const first = await signIn();
+      assert.notEqual(first, beforeSignIn);
+      assert.equal(browser.cookies.get('__csrf'), undefined, 'the pre-session secret is dropped');
+      const stale = await browser.request('POST', '/signout', { csrf: beforeSignIn });
+      assert.equal(stale.status, 403);
+      assert.match(stale.text, /This form has expired/);
+      assert.equal((await browser.request('POST', '/signout', { csrf: first })).status, 303);
+      const second = await signIn();
+      assert.notEqual(second, first);
+      assert.equal((await browser.request('POST', '/signout', { csrf: first })).status, 403);
+      assert.equal((await browser.request('POST', '/signout', { csrf: second })).status, 303);
     });
 
     test('a link expires after 15 minutes', async () => {
@@ -155,6 +190,111 @@ for (const engine of engines) {
       }
       const anonymous = await fetch(`${t.baseUrl}/signup-with-agent?code=BCDF-GHJK`);
       assert.match(await anonymous.text(), /href="\/signin\?next=%2Fsignup-with-agent%3Fcode%3DBCDF-GHJK"/);
+    });
+
+    /** Every `next` a person or a hand-made link could bring: non-Latin-1, controls, other hosts, encodings. */
+    const hostileNexts = [
+      '/日本語?q=€',
+      '/événements',
+      '/\u0100',
+      '/emoji/😀#📎',
+      '/\u0000x',
+      '/a\u0007b',
+      '/\r\nset-cookie: x=y',
+      '/%0d%0aset-cookie:%20x=y',
+      '/\tfoo',
+      '/\u2028',
+      '/\ud800',
+      '/\u007f',
+      '//evil.example',
+      '/\\evil.example',
+      '\\\\evil.example',
+      '/\\/evil.example',
+      '/.//evil.example',
+      '/./\\evil.example',
+      '/\n/evil.example',
+      '/\t/evil.example',
+      ' //evil.example',
+      '/%2F%2Fevil.example',
+      '%2F%2Fevil.example',
+      'https://evil.example/',
+      'javascript:alert(1)',
+      '/javascript:alert(1)',
+      `/${'x'.repeat(5000)}`,
+      `/${'é'.repeat(400)}`,
+      '/ok?next=//evil.example',
+      '/%E2%82%AC',
+      '/%ZZ',
+      '',
+      '/',
+      ...fc
+        .sample(fc.string({ unit: 'binary', maxLength: 40 }), { numRuns: 12, seed: 7 })
+        .map((s) => `/${s}`),
+    ];
+    const hiddenNext = (page: string) =>
+      (page.match(/name="next" value="([^"]*)"/)?.[1] ?? '')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&amp;/g, '&');
+
+    /** The flow a person goes through with `raw` as `next`, up to the confirm page. */
+    async function toConfirmPage(email: string, raw: string) {
+      const browser = new Browser(t.baseUrl);
+      const form = await browser.request('GET', `/signin?${new URLSearchParams({ next: raw })}`);
+      assert.equal(form.status, 200);
+      const sent = await browser.request('POST', '/signin', {
+        email,
+        next: hiddenNext(form.text),
+        csrf: browser.csrf,
+      });
+      assert.equal(sent.status, 200);
+      const outbox = (await browser.request('GET', outboxPath(t.deps))).text;
+      const url = new URL(
+        outbox.match(/http:\/\/\S+\/signin\/confirm\?\S+?(?=<|\s)/)![0].replace(/&amp;/g, '&'),
+      );
+      const confirm = await browser.request('GET', url.pathname + url.search);
+      assert.equal(confirm.status, 200);
+      return { browser, link: url.searchParams.get('link')!, next: hiddenNext(confirm.text) };
+    }
+
+    test('any `next`, through the whole sign-in: never a 5xx, never another site, and signed in at the end', async () => {
+      const member = await t.member('member', 'Nora');
+      for (const raw of hostileNexts) {
+        // The confirm form as the page gave it, and as a hand-made form might send it.
+        for (const carried of ['page', 'raw'] as const) {
+          const label = `${JSON.stringify(raw.slice(0, 60))} (${carried})`;
+          const { browser, link, next } = await toConfirmPage(member.email, raw);
+          const form = { link, next: carried === 'page' ? next : raw, csrf: browser.csrf };
+          const done = await browser.request('POST', '/signin/confirm', form);
+          assert.equal(done.status, 303, `${label}: ${done.text.slice(0, 300)}`);
+          const location = done.headers.get('location') ?? '';
+          assert.equal(new URL(location, t.baseUrl).origin, t.baseUrl, `${label} -> ${location}`);
+          assert.match(location, /^\/(?![/\\])[\x21-\x7e]*$/, `${label} -> ${location}`);
+          const landed = await browser.request('GET', '/signin');
+          assert.match(landed.text, /signed in as <strong>Nora<\/strong>/, label);
+        }
+      }
+    });
+
+    test('the same confirm form sent again by the browser it signed in lands where the first would have', async () => {
+      const member = await t.member('member', 'Odile');
+      const { browser, link, next } = await toConfirmPage(member.email, '/membership');
+      const form = { link, next, csrf: browser.csrf };
+      const first = await browser.request('POST', '/signin/confirm', form);
+      assert.equal(first.status, 303);
+      const again = await browser.request('POST', '/signin/confirm', form);
+      assert.equal(again.status, 303, again.text);
+      assert.equal(again.headers.get('location'), '/membership');
+
+      const stranger = await toConfirmPage((await t.member('member')).email, '/membership');
+      const elsewhere = await stranger.browser.request('POST', '/signin/confirm', {
+        ...form,
+        csrf: stranger.browser.csrf,
+      });
+      assert.equal(elsewhere.status, 400, 'another browser cannot reuse the spent link');
+      assert.equal(stranger.browser.cookies.get('__session'), undefined);
     });
 
     test('a bad email address is a 400 page', async () => {

@@ -66,7 +66,7 @@ function runAsPage(deps: Deps, request: FastifyRequest, op: Operation, input: un
 
 type Render = (request: FastifyRequest, reply: FastifyReply, status: number, notice?: SafeHtml) => unknown;
 
-/** The three forms' handlers, in the console's scope (its form parser and CSRF cookie). */
+/** The three forms' handlers, in the console's scope (its form parser; its CSRF tokens, src/web/forms.ts). */
 export function registerKeyControls(scope: FastifyInstance, deps: Deps, render: Render, page: string): void {
   const controls: [string, Operation, (request: FastifyRequest) => Record<string, unknown>][] = [
     ['register', registerSigningKey, (request) => ({ jwk: jwkOf(formField(request, 'jwk') ?? '') })],

@@ -1,9 +1,10 @@
 import { stringifySetCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
+import { SESSION_COOKIE, sessionDigest } from '../domain/auth/sessions.ts';
 import { readCookie } from '../http/client.ts';
 import { crossSiteReason, isSafeMethod } from '../http/same-origin.ts';
-import { constantTimeEqual, randomId } from '../secrets.ts';
+import { constantTimeEqual, deriveFromSecret, randomId } from '../secrets.ts';
 import { html, page, type SafeHtml } from './html.ts';
 
 export const CSRF_COOKIE = '__csrf';
@@ -60,9 +61,22 @@ export function formField(request: FastifyRequest, name: string): string | undef
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Where to go after signing in: only a path on this site (never `//host` or a full URL). */
+const NEXT_FALLBACK = '/signin';
+const NEXT_MAX = 2000;
+const NEXT_BASE = 'http://next.invalid';
+
+/**
+ * Where to go after signing in: only a path on this site (never `//host`, `/\host` or a full URL),
+ * as the URL parser a browser uses reads it, written back in its ASCII form (anything else
+ * percent-encoded) so that it is always a valid `Location` header. Anything else is `/signin`.
+ */
 export function safeNext(raw: unknown): string {
-  return typeof raw === 'string' && /^\/(?![/\\])[^\s]{0,500}$/.test(raw) ? raw : '/signin';
+  if (typeof raw !== 'string' || raw.length > NEXT_MAX || !raw.startsWith('/')) return NEXT_FALLBACK;
+  const url = URL.parse(raw, NEXT_BASE);
+  if (!url || url.origin !== NEXT_BASE) return NEXT_FALLBACK;
+  const path = url.pathname + url.search + url.hash;
+  // `/.//host` resolves to the path `//host`, which a browser would read as another host.
+  return path.length <= NEXT_MAX && !/^\/[/\\]/.test(path) ? path : NEXT_FALLBACK;
 }
 
 /**
@@ -86,24 +100,47 @@ export function setCookie(
   });
 }
 
+const CSRF_PURPOSE = 'form csrf token';
+const PRE_SESSION_SECRET = /^csrf_[A-Za-z0-9_-]{20,100}$/;
+
 /**
- * Double-submit CSRF token: a random value in an HttpOnly cookie, echoed by every form as a hidden
- * field. A cross-site form cannot read the cookie, so it cannot send the matching field.
+ * The secret this browser's form tokens are derived from: its session cookie once signed in, before
+ * that a random pre-session secret in the HttpOnly `__csrf` cookie. Both live only in HttpOnly
+ * cookies of this browser, so no other browser or site can compute a token for it.
+ */
+function browserSecretOf(request: FastifyRequest): string | undefined {
+  const session = readCookie(request.headers.cookie, SESSION_COOKIE);
+  if (session && sessionDigest(session) !== undefined) return session;
+  const preSession = readCookie(request.headers.cookie, CSRF_COOKIE);
+  return preSession && PRE_SESSION_SECRET.test(preSession) ? preSession : undefined;
+}
+
+/**
+ * The CSRF token of every form: derived (HMAC) from the browser's session, or from its pre-session
+ * secret when signed out (minted here as a cookie when it has none). Bound to that session, it is
+ * worthless in another member's browser, and a new one comes with each sign-in.
  */
 export function csrfToken(config: Config, request: FastifyRequest, reply: FastifyReply): string {
-  const existing = readCookie(request.headers.cookie, CSRF_COOKIE);
-  if (existing && /^csrf_[A-Za-z0-9_-]{20,}$/.test(existing)) return existing;
-  const token = randomId('csrf', 24);
-  reply.header('set-cookie', setCookie(config, CSRF_COOKIE, token));
-  return token;
+  let secret = browserSecretOf(request);
+  if (!secret) {
+    secret = randomId('csrf', 24);
+    reply.header('set-cookie', setCookie(config, CSRF_COOKIE, secret));
+  }
+  return deriveFromSecret(secret, CSRF_PURPOSE);
+}
+
+/** Set with a new session: the pre-session secret has done its work, a later sign-out mints another. */
+export function dropPreSessionCsrf(config: Config): string {
+  return setCookie(config, CSRF_COOKIE, '', { maxAgeSeconds: 0 });
 }
 
 export function csrfField(token: string): SafeHtml {
   return html`<input type="hidden" name="csrf" value="${token}">`;
 }
 
+/** The form's field is the token of this browser's session (or pre-session), compared in constant time. */
 export function hasValidCsrf(request: FastifyRequest): boolean {
-  const cookie = readCookie(request.headers.cookie, CSRF_COOKIE);
+  const secret = browserSecretOf(request);
   const field = formField(request, 'csrf');
-  return Boolean(cookie && field && constantTimeEqual(cookie, field));
+  return Boolean(secret && field && constantTimeEqual(deriveFromSecret(secret, CSRF_PURPOSE), field));
 }

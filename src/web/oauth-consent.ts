@@ -46,7 +46,7 @@ function query(request: FastifyRequest): Record<string, string | undefined> {
 /**
  * The authorization endpoint (OAuth 2.1 §4.1.1) and its consent page, built from the device-approval
  * page and held to its standard: sign-in first, a request bound to the session that opens it,
- * double-submit CSRF and the cross-site check on the decision, the client's name marked unverified,
+ * the session's CSRF token and the cross-site check on the decision, the client's name marked unverified,
  * the redirect host shown, the scopes asked against what the member's tier grants (docs/pages.md).
  */
 export function registerOAuthConsentPages(app: FastifyInstance, deps: Deps): void {

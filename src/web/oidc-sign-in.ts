@@ -17,7 +17,7 @@ import { openSessionForVerifiedEmail } from '../domain/auth/verified-email.ts';
 import { readCookie } from '../http/client.ts';
 import type { Deps } from '../operations/services.ts';
 import { transact } from '../storage/transactions.ts';
-import { safeNext, setCookie } from './forms.ts';
+import { dropPreSessionCsrf, safeNext, setCookie } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { sendPage } from './respond.ts';
 
@@ -125,12 +125,16 @@ export function registerOidcSignInPages(app: FastifyInstance, deps: Deps): void 
         html`<h1>Not a member here</h1><p>No member has the address <strong class="wrap">${email}</strong>, and this community is invitation-only: ask an operator to invite it.</p>${backToSignIn}`,
       );
     }
-    return reply
-      .header(
-        'set-cookie',
-        setCookie(deps.config, SESSION_COOKIE, sessionId, { maxAgeSeconds: SESSION_TTL_MS / 1000 }),
-      )
-      .redirect(login.next, 303);
+    return (
+      reply
+        .header(
+          'set-cookie',
+          setCookie(deps.config, SESSION_COOKIE, sessionId, { maxAgeSeconds: SESSION_TTL_MS / 1000 }),
+        )
+        .header('set-cookie', dropPreSessionCsrf(deps.config))
+        // Checked again on the way out: a row stored before the check tightened may hold anything.
+        .redirect(safeNext(login.next), 303)
+    );
   });
 }
 

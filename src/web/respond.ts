@@ -21,7 +21,7 @@ export function refuseForgery(reply: FastifyReply) {
     reply,
     403,
     'Form expired',
-    html`<h1>This form has expired</h1><p>Go back, reload the page and submit it again.</p>`,
+    html`<h1>This form has expired</h1><p>It was not made for this browser's sign-in: it is from before you signed in or out, or from another browser. Go back, reload the page and submit it again.</p>`,
   );
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../domain/auth/sessions.ts';
-import { issueSignInLink, redeemSignInLink } from '../domain/auth/sign-in.ts';
+import { issueSignInLink, linkOpenedSession, redeemSignInLink } from '../domain/auth/sign-in.ts';
 import { normalizeEmail } from '../domain/members/members.ts';
 import { readCookie } from '../http/client.ts';
 import type { Deps } from '../operations/services.ts';
@@ -8,6 +8,7 @@ import {
   acceptFormBodies,
   csrfField,
   csrfToken,
+  dropPreSessionCsrf,
   formField,
   hasValidCsrf,
   safeNext,
@@ -55,7 +56,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
     });
 
     scope.post('/signin', async (request, reply) => {
-      if (!hasValidCsrf(request)) return refuseForgery(reply);
+      // Nothing to protect when email sign-in is off: the page never showed this form.
       if (!emailLinks) {
         return sendPage(
           reply,
@@ -64,6 +65,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
           html`<h1>Email sign-in is off here</h1><p>This community signs people in through its own provider: <a href="/signin">sign in</a>.</p>`,
         );
       }
+      if (!hasValidCsrf(request)) return refuseForgery(reply);
       const email = normalizeEmail(formField(request, 'email'));
       if (!email) {
         return sendPage(
@@ -122,14 +124,28 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
     });
 
     scope.post('/signin/confirm', async (request, reply) => {
-      if (!hasValidCsrf(request)) return refuseForgery(reply);
-      const sessionId = await redeemSignInLink(deps, formField(request, 'link') ?? '');
+      // Worked out before the link is spent: nothing after spending it may fail.
+      const next = safeNext(formField(request, 'next'));
+      const link = formField(request, 'link') ?? '';
+      /** The same form sent again by the browser this link signed in: it goes on to `next`. */
+      const alreadySignedInByLink = async () => {
+        const session = await signedIn(deps, request);
+        return session !== undefined && (await linkOpenedSession(deps, link, session.sessionHash));
+      };
+      if (!hasValidCsrf(request)) {
+        // Its form carried the pre-session token; this browser's forms now carry its session's.
+        if (await alreadySignedInByLink()) return reply.redirect(next, 303);
+        return refuseForgery(reply);
+      }
+      const sessionId = await redeemSignInLink(deps, link);
       if (!sessionId) {
+        if (await alreadySignedInByLink()) return reply.redirect(next, 303);
+        const again = next === '/signin' ? '/signin' : `/signin?next=${encodeURIComponent(next)}`;
         return sendPage(
           reply,
           400,
           'Link expired',
-          html`<h1>This link has expired or was already used</h1><p><a href="/signin">Ask for a new one</a>.</p>`,
+          html`<h1>This link has expired or was already used</h1><p><a href="${again}">Ask for a new one</a>.</p>`,
         );
       }
       return reply
@@ -137,7 +153,8 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
           'set-cookie',
           setCookie(deps.config, SESSION_COOKIE, sessionId, { maxAgeSeconds: SESSION_TTL_MS / 1000 }),
         )
-        .redirect(safeNext(formField(request, 'next')), 303);
+        .header('set-cookie', dropPreSessionCsrf(deps.config))
+        .redirect(next, 303);
     });
 
     scope.post('/signout', async (request, reply) => {

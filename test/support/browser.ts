@@ -1,10 +1,23 @@
 import assert from 'node:assert/strict';
 import type { Deps } from '../../src/operations/services.ts';
 
+export interface CsrfPair {
+  cookie?: string;
+  field: string;
+}
+
+/** A pair nobody was given, shaped like a real one: the cookie and the field agree. */
+export const INVENTED_CSRF_PAIR: CsrfPair = {
+  cookie: 'csrf_0123456789abcdef0123456789abcdef0123456789abcdef',
+  field: 'csrf_0123456789abcdef0123456789abcdef0123456789abcdef',
+};
+
 /** A browser of sorts: keeps cookies, never follows redirects, posts forms urlencoded. */
 export class Browser {
   private readonly baseUrl: string;
   readonly cookies = new Map<string, string>();
+  /** The CSRF field of the last page that had a form, as a person's browser would submit it. */
+  private formCsrf: string | undefined;
   constructor(baseUrl: string) {
     this.baseUrl = baseUrl;
   }
@@ -30,11 +43,29 @@ export class Browser {
       if (value === '') this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
-    return { status: response.status, headers: response.headers, text: await response.text() };
+    const text = await response.text();
+    const field = text.match(/name="csrf" value="([^"]+)"/);
+    if (field) this.formCsrf = field[1];
+    return { status: response.status, headers: response.headers, text };
   }
 
+  /** The token the last page's forms carried (each page's forms carry the same one). */
   get csrf(): string {
-    return this.cookies.get('__csrf') ?? '';
+    return this.formCsrf ?? '';
+  }
+
+  /** What this browser would send as a form's CSRF proof: its `__csrf` cookie, if any, and the field. */
+  get csrfPair(): CsrfPair {
+    return { cookie: this.cookies.get('__csrf'), field: this.csrf };
+  }
+
+  /** This browser, with its session, holding another CSRF pair (another browser's, or made up). */
+  withCsrfPair(pair: CsrfPair): Browser {
+    const copy = new Browser(this.baseUrl);
+    for (const [name, value] of this.cookies) if (name !== '__csrf') copy.cookies.set(name, value);
+    if (pair.cookie) copy.cookies.set('__csrf', pair.cookie);
+    copy.formCsrf = pair.field;
+    return copy;
   }
 }
 
@@ -62,6 +93,8 @@ export async function signInThroughOutbox(
   const secret = linkFromOutbox((await browser.request('GET', outboxPath(server.deps))).text);
   const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
   assert.equal(done.status, 303);
+  // Where the browser lands: its forms carry the signed-in session's token.
+  await browser.request('GET', done.headers.get('location')!);
   return browser;
 }
 

@@ -1,6 +1,6 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { MS } from '../../clock.ts';
-import { sha256 } from '../../secrets.ts';
+import { deriveFromSecret, sha256 } from '../../secrets.ts';
 import type { Clocked, Store } from '../ports.ts';
 
 export const OIDC_LOGIN_COOKIE = '__oidc_login';
@@ -23,8 +23,12 @@ export function newOidcLoginSecrets(): OidcLoginSecrets {
 }
 
 function secretsFor(browserSecret: string, state: string): OidcLoginSecrets {
-  const derive = (purpose: string) => createHmac('sha256', browserSecret).update(purpose).digest('base64url');
-  return { browserSecret, state, nonce: derive('oidc nonce'), codeVerifier: derive('oidc pkce verifier') };
+  return {
+    browserSecret,
+    state,
+    nonce: deriveFromSecret(browserSecret, 'oidc nonce'),
+    codeVerifier: deriveFromSecret(browserSecret, 'oidc pkce verifier'),
+  };
 }
 
 /** Remembers a login until its callback: only hashes, the page to return to, and an expiry. */

@@ -59,3 +59,28 @@ export async function redeemSignInLink(
     return openSessionForVerifiedEmail(tx, deps, spent.email);
   });
 }
+
+/**
+ * Whether this spent link opened the session `sessionHash` (or the member signed in again since),
+ * within the link's 15 minutes: the browser that sent the confirm form twice is already signed in
+ * by it, and may go on where the first answer was sending it.
+ */
+export async function linkOpenedSession(
+  deps: Store & Clocked,
+  secret: string,
+  sessionHash: string,
+): Promise<boolean> {
+  if (secret.length > 200) return false;
+  const row = await deps.db
+    .selectFrom('sign_in_links')
+    .innerJoin('members', 'members.email', 'sign_in_links.email')
+    .innerJoin('sessions', 'sessions.member_id', 'members.id')
+    .select('sessions.id_hash')
+    .where('sign_in_links.id_hash', '=', sha256(secret))
+    .where('sign_in_links.used_at', 'is not', null)
+    .where('sign_in_links.expires_at', '>', deps.clock.now())
+    .where('sessions.id_hash', '=', sessionHash)
+    .whereRef('sessions.created_at', '>=', 'sign_in_links.used_at')
+    .executeTakeFirst();
+  return row !== undefined;
+}

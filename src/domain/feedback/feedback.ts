@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { keyedHash } from '../../secrets.ts';
+import { deriveFromSecret } from '../../secrets.ts';
 import type { FeedbackTable } from '../../storage/schema.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
 import { looksLikePromptInjection, sanitizeText } from './sanitize.ts';
@@ -52,7 +52,7 @@ const PROCESS_KEY = randomBytes(32).toString('hex');
 
 /** The sender's address as kept: keyed with a secret that lives outside the database (IP_HASH_SECRET). */
 export function addressHash(config: { ipHashSecret?: string }, ip: string): string {
-  return keyedHash(config.ipHashSecret ?? PROCESS_KEY, `feedback-ip:${ip}`);
+  return deriveFromSecret(config.ipHashSecret ?? PROCESS_KEY, `feedback-ip:${ip}`);
 }
 
 function optional(value: string | undefined): string | null {
