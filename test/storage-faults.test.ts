@@ -16,6 +16,7 @@ import { toApiError } from '../src/core/errors.ts';
 import { type CallResponse, startTestApp, type TestApp } from './support/app.ts';
 import { cacheEvent } from './support/community.ts';
 import { engines } from './support/databases.ts';
+import { story } from './support/highlight-story.ts';
 
 const TMPFS_BYTES = 8 * 1024 * 1024;
 
@@ -57,7 +58,7 @@ after(() => {
 
 test('SQLite on a full disk: 503 storage_unavailable, /readyz 503, two log lines, back with no restart', {
   skip: typeof mounted === 'string' ? mounted : false,
-}, async () => {
+}, async (context) => {
   const { dir } = mounted as { dir: string };
   const log = logCapture();
   const t = await startTestApp({
@@ -90,6 +91,7 @@ test('SQLite on a full disk: 503 storage_unavailable, /readyz 503, two log lines
       answers.push(answer);
     }
     const refused = answers.filter((answer) => answer.status === 503);
+    context.diagnostic(`${refused.length} of ${answers.length} writes on the full disk answered 503`);
     assert.ok(refused.length > 250, `refused ${refused.length} of ${answers.length}`);
     assert.deepEqual(
       answers.filter((answer) => answer.status >= 500 && answer.status !== 503).map((answer) => answer.text),
@@ -136,6 +138,7 @@ test('SQLite on a full disk: 503 storage_unavailable, /readyz 503, two log lines
       log.lines.every((line) => line.err === undefined),
       'no stack trace logged',
     );
+    context.diagnostic(`${log.lines.length} log lines in all, ${warned.length} at warn or above`);
   } finally {
     rmSync(filler, { force: true });
     await t.close();
@@ -183,29 +186,32 @@ describe('a lock held by another session (postgres)', { skip: postgres.skip }, (
   let t: TestApp;
   after(() => t?.close());
 
-  test('writes, queued ones included, are answered 503 database_busy within one statement timeout', async () => {
+  test('writes, queued ones included, are answered 503 database_busy within one statement timeout', async (context) => {
     t = await startTestApp({
       engine: 'postgres',
       config: { databaseTimeouts: { connectTimeoutMs: 3000, statementTimeoutMs: TIMEOUT_MS } },
     });
     const member = await t.member('member');
     const token = await t.token(member, ['events:rsvp']);
+    const author = await t.token(await t.member('core'), ['events:submit_recap']);
+    const submit = (id: string) =>
+      t.call('POST', '/api/ingest/highlights/pending', { token: author, body: story(id) });
     const urls = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => cacheEvent(t, `held-lock-${i}`)));
     const rsvp = (url: string) => t.call('POST', '/api/events/rsvp', { token, body: { event_url: url } });
     const admin = new pg.Client({ connectionString: t.database.url });
     await admin.connect();
     try {
       await admin.query('begin');
-      await admin.query('lock table rsvps in access exclusive mode');
-      // One member's writes: the first two run at once, the rest queue in its lane behind them and
-      // go as one batch when one ends.
-      const timed = await Promise.all(
-        urls.slice(0, 6).map(async (url, i) => {
-          await new Promise((resolve) => setTimeout(resolve, i * 150));
-          const began = Date.now();
-          const answer = await rsvp(url);
-          return { answer, ms: Date.now() - began };
-        }),
+      await admin.query('lock table rsvps, highlights in access exclusive mode');
+      // One member's RSVPs: the first two run at once, the rest queue in its lane behind them and go
+      // as one batch when one ends. Highlight submissions share one transaction at a time: the first
+      // goes at once, the rest queue behind it.
+      const timed = await Promise.all([
+        ...urls.slice(0, 6).map((url, i) => later(i * 150, () => rsvp(url))),
+        ...[0, 1, 2, 3].map((i) => later(i * 200, () => submit(`held-lock-story-${i}`))),
+      ]);
+      context.diagnostic(
+        `answered in ${timed.map(({ ms }) => ms).join(', ')} ms (statement timeout ${TIMEOUT_MS})`,
       );
       for (const { answer, ms } of timed) {
         assert.equal(answer.status, 503, answer.text);
@@ -224,5 +230,15 @@ describe('a lock held by another session (postgres)', { skip: postgres.skip }, (
     }
     const served = await rsvp(urls[6]);
     assert.equal(served.status, 202, served.text);
+    const submitted = await submit('after-the-lock');
+    assert.equal(submitted.status, 202, submitted.text);
   });
 });
+
+/** The answer to `call` started `ms` from now, and how long it took from its start. */
+async function later(ms: number, call: () => Promise<CallResponse>) {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const began = Date.now();
+  const answer = await call();
+  return { answer, ms: Date.now() - began };
+}
