@@ -133,7 +133,9 @@ export const CONFIG_SCHEMA = {
       description:
         'PostgreSQL: the server cancels a statement that runs longer (`statement_timeout`), and the ' +
         'client gives up on one unanswered for a second more (a server that went silent); the request ' +
-        'is answered 503. Migrations run without it. `0`: no bound.',
+        "is answered 503. A write's lock waits, counted from its arrival, end a tenth earlier (at most " +
+        'a second): `503 database_busy` (see [deployment](deployment.md#when-postgresql-or-redis-is-away)). ' +
+        'Migrations run without it. `0`: no bound.',
     }),
   },
   redisUrl: optional({

@@ -1,8 +1,12 @@
 import {
   CONNECTION_EXCEPTION_CLASS,
   CONTENTION_SQLSTATES,
+  isSqliteBusy,
+  isStorageUnwritable,
+  LOCK_TIMEOUT_SQLSTATE,
   UNAVAILABLE_SQLSTATES,
 } from '../storage/sqlstates.ts';
+import { LockWaitTimedOut } from '../storage/write-batcher.ts';
 import type { PolicyOutcome, RateInfo } from './rate-limit.ts';
 
 /** The closed set of machine-readable failure classes (spec 2.2 error_kind). */
@@ -94,6 +98,12 @@ export class ApiError extends Error {
 /** Seconds a 503 asks the caller to wait: a restarting database or cache is usually back within that. */
 export const UNAVAILABLE_RETRY_SECONDS = 2;
 
+/** Seconds a 503 for storage that cannot write asks: freeing a disk takes a person longer than a restart. */
+export const UNWRITABLE_RETRY_SECONDS = 30;
+
+/** SQLite's busy_timeout (src/storage/database.ts): how long a write waits for another process's lock. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -135,22 +145,33 @@ export function isDependencyUnavailable(error: unknown): boolean {
 export function isContention(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
   const { code } = error as { code?: unknown };
-  return typeof code === 'string' && CONTENTION_SQLSTATES.has(code);
+  return (typeof code === 'string' && CONTENTION_SQLSTATES.has(code)) || isSqliteBusy(error);
 }
 
-/** Either of the two failures above: nothing is wrong with the request, and repeated it may succeed. */
+/** True when a write waited past its bound for a lock another transaction (or process) held. */
+export function isLockWait(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === LOCK_TIMEOUT_SQLSTATE || isSqliteBusy(error);
+}
+
+export { isStorageUnwritable };
+
+/** Any failure above: nothing is wrong with the request, and repeated (later) it may succeed. */
 export function isTransientFailure(error: unknown): boolean {
-  return isDependencyUnavailable(error) || isContention(error);
+  return isDependencyUnavailable(error) || isContention(error) || isStorageUnwritable(error);
 }
 
 /**
- * The one place a thrown value becomes an answer: an ApiError as it is, a dependency that is away
- * or a write that lost to concurrent ones as 503 service_unavailable (with Retry-After), each with
- * its own message, anything else as 500.
+ * The one place a thrown value becomes an answer: an ApiError as it is; a dependency that is away, a
+ * write that lost to concurrent ones, a write that waited too long for a lock, storage that cannot
+ * write now, each as 503 (with Retry-After) with its own code or message; anything else as 500.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isDependencyUnavailable(error)) return errors.unavailable();
+  if (isStorageUnwritable(error)) return errors.unwritable();
+  if (error instanceof LockWaitTimedOut) return errors.lockWait(error.boundMs);
+  if (isSqliteBusy(error)) return errors.lockWait(SQLITE_BUSY_TIMEOUT_MS);
+  if (isLockWait(error)) return errors.lockWait();
   if (isContention(error)) return errors.contended();
   return errors.internal();
 }
@@ -177,6 +198,19 @@ export const errors = {
     new ApiError(503, 'service_unavailable', 'unavailable', {
       message: 'The request lost a race with concurrent writes and was rolled back; retry shortly.',
       retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+    }),
+  /** A write waited past its bound for a lock another transaction held and was rolled back (or never ran). */
+  lockWait: (boundMs?: number) =>
+    new ApiError(503, 'database_busy', 'unavailable', {
+      message: `A write waited ${boundMs === undefined ? 'too long' : `longer than ${boundMs} ms`} for a lock held by another transaction and was rolled back; retry shortly.`,
+      retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+    }),
+  /** The database answers but cannot store writes now (a full disk, failing or read-only storage). */
+  unwritable: () =>
+    new ApiError(503, 'storage_unavailable', 'unavailable', {
+      message:
+        'The database cannot store writes right now (its disk is full or its storage refuses writes); retry later.',
+      retryAfterSeconds: UNWRITABLE_RETRY_SECONDS,
     }),
   /** A 5xx never says what went wrong inside; the request id ties it to the log line. */
   internal: (detail?: string) =>

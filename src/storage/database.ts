@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { AUTH_LISTENER_NAME, type AuthListener, listenForAuthChanges } from './auth-listener.ts';
 import { InvalidatingCache } from './invalidating-cache.ts';
 import { namingPool } from './named-statements.ts';
 import { refuseToPrepare, registerDirectRunner } from './prepared.ts';
 import type { Db } from './schema.ts';
+import { StorageCondition } from './storage-condition.ts';
 import type { CounterStoreLog } from './window-counters.ts';
 import { WriteWatchPlugin } from './write-watch.ts';
 
@@ -39,6 +40,18 @@ export interface Database {
   listenForChanges?(): Promise<void>;
   /** The app's logger, once it has one, for the listener's outage lines. */
   useLog?(log: CounterStoreLog): void;
+  /** Whether the database can store writes now (a full disk, failing or read-only storage). */
+  storage?: StorageCondition;
+  /**
+   * Writes a little and commits (the storage condition sees the outcome): /readyz calls it while
+   * the database cannot write, so an instance the load balancer took out of service comes back.
+   */
+  probeWrite?(): Promise<void>;
+  /**
+   * PostgreSQL: how long a write may wait for locks, counted from when it reached the write batcher
+   * (lock_timeout); 0: no bound. A little under the statement timeout, so a lock wait is told as one.
+   */
+  lockWaitMs?: number;
   /** The embedded engine's own handle, for the research index's synchronous full-text reads. */
   sqlite?: SQLite.Database;
   /**
@@ -73,6 +86,14 @@ export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
   statementTimeoutMs: 15_000,
 };
 
+/**
+ * The bound of a write's lock waits for a statement timeout: a tenth under it (at most a second), so
+ * lock_timeout ends a wait for a lock before statement_timeout would cancel the statement.
+ */
+export function lockWaitBound(statementTimeoutMs: number): number {
+  return statementTimeoutMs - Math.min(1000, Math.floor(statementTimeoutMs / 10));
+}
+
 export function openDatabase(url: string, timeouts: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS): Database {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, timeouts);
   if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
@@ -91,7 +112,8 @@ function openSqlite(path: string): Database {
   sqlite.pragma('foreign_keys = ON');
   // Checkpoint less often: a page written by many commits is copied back to the file once.
   sqlite.pragma('wal_autocheckpoint = 10000');
-  const cached = withStatementCache(sqlite);
+  const storage = new StorageCondition('sqlite');
+  const cached = withStatementCache(sqlite, storage);
   // Prepared once: pragma() would compile the statement on every request.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   const authCache = new InvalidatingCache<unknown>(() => dataVersion.get() as number);
@@ -110,6 +132,14 @@ function openSqlite(path: string): Database {
     location: file,
     authCache,
     sqlite,
+    storage,
+    useLog: (log) => storage.useLog(log),
+    probeWrite: async () => {
+      // Rewriting the header's user_version with its own value writes a page and commits, as any
+      // write does; through Kysely's handle, so the storage condition sees the outcome.
+      const version = Number(sqlite.pragma('user_version', { simple: true }));
+      await db.transaction().execute((trx) => sql.raw(`PRAGMA user_version = ${version}`).execute(trx));
+    },
     unbounded: (fn) => fn(db),
     close: () => db.destroy(),
   };
@@ -117,9 +147,10 @@ function openSqlite(path: string): Database {
 
 /**
  * Kysely prepares every query anew; caching prepared statements by SQL text removes that cost. Kysely
- * needs only prepare and close from the handle.
+ * needs only prepare and close from the handle. Every statement run through it (Kysely's and the
+ * direct runner's) reports a failure, and a COMMIT its success, to the storage condition.
  */
-function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
+function withStatementCache(sqlite: SQLite.Database, storage: StorageCondition): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = (requested: string) => {
     // Kysely opens transactions with a deferred BEGIN. A deferred transaction that reads and then
@@ -128,12 +159,35 @@ function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
     const text = requested === 'begin' ? 'begin immediate' : requested;
     let statement = cache.get(text);
     if (!statement) {
-      statement = sqlite.prepare(text);
+      statement = watched(sqlite.prepare(text), text === 'commit', storage);
       if (cache.size < 1000) cache.set(text, statement);
     }
     return statement;
   };
   return { prepare, close: () => sqlite.close() } as unknown as SQLite.Database;
+}
+
+/** The statement's runs, each failure (and a COMMIT's success) told to the storage condition. */
+function watched(statement: SQLite.Statement, commits: boolean, storage: StorageCondition): SQLite.Statement {
+  const guarded =
+    <A extends unknown[], R>(run: (...args: A) => R) =>
+    (...args: A): R => {
+      try {
+        const result = run(...args);
+        if (commits) storage.committed();
+        return result;
+      } catch (error) {
+        storage.failed(error);
+        throw error;
+      }
+    };
+  return {
+    reader: statement.reader,
+    run: guarded(statement.run.bind(statement)),
+    all: guarded(statement.all.bind(statement)),
+    get: guarded(statement.get.bind(statement)),
+    iterate: guarded(statement.iterate.bind(statement)),
+  } as unknown as SQLite.Statement;
 }
 
 function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
@@ -145,11 +199,12 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
   let listener: AuthListener | undefined;
   let log: CounterStoreLog | undefined;
   const watch = watchCachedTables(authCache);
+  const storage = new StorageCondition('postgres');
   const db = new Kysely({
     dialect: new PostgresDialect({
       pool: async () => {
         pool = await postgresPool(url, timeouts);
-        return namingPool(pool, await pgDriver());
+        return namingPool(pool, await pgDriver(), storage);
       },
     }),
     plugins: [watch],
@@ -164,6 +219,13 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
     engine: 'postgres',
     location: `postgres://${host}${parsed.pathname}`,
     authCache,
+    storage,
+    lockWaitMs: timeouts.statementTimeoutMs > 0 ? lockWaitBound(timeouts.statementTimeoutMs) : 0,
+    // txid_current() makes the transaction a writing one: its COMMIT writes a record, and a standby
+    // (or a read-only default) refuses it.
+    probeWrite: async () => {
+      await db.transaction().execute((trx) => sql`select txid_current()`.execute(trx));
+    },
     async listenForChanges() {
       listener ??= listenForAuthChanges(async () => {
         const pg = await pgDriver();
@@ -198,6 +260,7 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
     useLog(next) {
       log = next;
       listener?.useLog(next);
+      storage.useLog(next);
     },
     async close() {
       await listener?.stop();
@@ -231,8 +294,10 @@ async function postgresPool(url: string, timeouts: DatabaseTimeouts, max = 10): 
     ...(statementTimeoutMs > 0
       ? {
           // The server cancels a statement that runs too long and keeps the connection; the client's
-          // own bound (a little later) covers a server that no longer answers at all.
+          // own bound (a little later) covers a server that no longer answers at all. A lock wait
+          // ends a little earlier still, so it is answered as one (database_busy).
           statement_timeout: statementTimeoutMs,
+          lock_timeout: lockWaitBound(statementTimeoutMs),
           query_timeout: statementTimeoutMs + 1000,
         }
       : {}),

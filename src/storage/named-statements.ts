@@ -1,6 +1,7 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { StatementGroups } from './statement-groups.ts';
+import type { StorageCondition } from './storage-condition.ts';
 
 /** Distinct statement texts given a name; past it a text runs unnamed (bounded per connection). */
 const MAX_NAMED = 500;
@@ -30,9 +31,9 @@ function nameOf(text: string): string | undefined {
  * texts), never text from a request. A transaction's statements also travel in groups
  * (src/storage/statement-groups.ts).
  */
-export function namingPool(pool: pg.Pool, pgModule: typeof pg): PostgresPool {
+export function namingPool(pool: pg.Pool, pgModule: typeof pg, storage?: StorageCondition): PostgresPool {
   return {
-    connect: async () => namingClient(await pool.connect(), pgModule),
+    connect: async () => namingClient(await pool.connect(), pgModule, storage),
     end: () => pool.end(),
     options: pool.options,
   };
@@ -41,21 +42,34 @@ export function namingPool(pool: pg.Pool, pgModule: typeof pg): PostgresPool {
 /** One wrapper per pooled connection, made at its first checkout (a write checks one out per request). */
 const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
 
-function namingClient(client: pg.PoolClient, pgModule: typeof pg): PostgresPoolClient {
+function namingClient(
+  client: pg.PoolClient,
+  pgModule: typeof pg,
+  storage: StorageCondition | undefined,
+): PostgresPoolClient {
   let wrapper = wrappers.get(client);
   if (!wrapper) {
-    wrapper = wrap(client, new StatementGroups(pgModule, client));
+    wrapper = wrap(client, new StatementGroups(pgModule, client), storage);
     wrappers.set(client, wrapper);
   }
   return wrapper;
 }
 
-function wrap(client: pg.PoolClient, groups: StatementGroups): PostgresPoolClient {
+/** Each statement's failure, and a COMMIT's success, is told to the storage condition. */
+function wrap(
+  client: pg.PoolClient,
+  groups: StatementGroups,
+  storage: StorageCondition | undefined,
+): PostgresPoolClient {
+  const failed = (error: unknown) => storage?.failed(error);
+  const committed = () => storage?.committed();
   return {
     query: ((text: string | pg.Submittable, values: readonly unknown[]) => {
       if (typeof text !== 'string') return client.query(text);
       const name = values.length > 0 ? nameOf(text) : undefined;
-      return groups.query({ text, values: values as unknown[], name });
+      const answer = groups.query({ text, values: values as unknown[], name });
+      answer.then(text === 'commit' ? committed : undefined, failed);
+      return answer;
     }) as unknown as PostgresPoolClient['query'],
     release: () => groups.release(),
     // Kysely reads the backend's process id (an undocumented member of pg's Client) to cancel.

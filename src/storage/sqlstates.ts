@@ -1,6 +1,9 @@
-// What PostgreSQL's SQLSTATE codes say about a failed statement, in one place: the write batcher
-// (which failures to retry, which to pass on) and core/errors.ts (which answer a failure gets) both
-// read them from here.
+// What PostgreSQL's SQLSTATE codes (and SQLite's result codes) say about a failed statement, in one
+// place: the write batcher (which failures to retry, which to pass on), the storage condition (when
+// the database cannot write) and core/errors.ts (which answer a failure gets) all read them from here.
+
+/** lock_not_available: a lock wait ran past lock_timeout (the write's bound: see WriteBatcher). */
+export const LOCK_TIMEOUT_SQLSTATE = '55P03';
 
 /** A statement that lost a lock cycle or a serialization race: the transaction may simply go again. */
 export const LOST_RACE_SQLSTATES: ReadonlySet<string> = new Set([
@@ -14,7 +17,7 @@ export const LOST_RACE_SQLSTATES: ReadonlySet<string> = new Set([
  */
 export const CONTENTION_SQLSTATES: ReadonlySet<string> = new Set([
   ...LOST_RACE_SQLSTATES,
-  '55P03', // lock_not_available: a lock wait ran past lock_timeout
+  LOCK_TIMEOUT_SQLSTATE,
 ]);
 
 /** The database is away or cannot take the statement now (with the whole class 08, see below). */
@@ -35,3 +38,37 @@ export const CONNECTION_EXCEPTION_CLASS = '08';
  * intervention, system error.
  */
 export const SERVER_CLASSES: ReadonlySet<string> = new Set([CONNECTION_EXCEPTION_CLASS, '53', '57', '58']);
+
+/**
+ * The database is up and answers, but cannot store a write now: its disk is full, its storage fails
+ * or refuses writes, or (PostgreSQL) it is a standby or out of a resource. Repeated later, after an
+ * operator freed space or the storage came back, the write may succeed.
+ */
+const UNWRITABLE_SQLSTATES: ReadonlySet<string> = new Set([
+  '53000', // insufficient_resources
+  '53100', // disk_full
+  '53200', // out_of_memory
+  '53400', // configuration_limit_exceeded
+  '25006', // read_only_sql_transaction: a standby, or default_transaction_read_only
+  '58030', // io_error
+]);
+
+/**
+ * SQLite's primary result codes of the same kind; extended codes (SQLITE_IOERR_WRITE,
+ * SQLITE_READONLY_DBMOVED, ...) start with them.
+ */
+const UNWRITABLE_SQLITE_CODES = ['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY', 'SQLITE_CANTOPEN'];
+
+/** Whether the error says the database cannot store writes now (see UNWRITABLE_SQLSTATES). */
+export function isStorageUnwritable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  if (code.startsWith('SQLITE_')) return UNWRITABLE_SQLITE_CODES.some((prefix) => code.startsWith(prefix));
+  return UNWRITABLE_SQLSTATES.has(code);
+}
+
+/** SQLite waited its busy_timeout for another process's write lock (SQLITE_BUSY and its extended codes). */
+export function isSqliteBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}

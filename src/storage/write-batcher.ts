@@ -1,8 +1,8 @@
 import { type Compilable, sql, type Transaction } from 'kysely';
 import type { Database } from './database.ts';
-import { prepare } from './prepared.ts';
+import { arg, prepare } from './prepared.ts';
 import type { Schema } from './schema.ts';
-import { LOST_RACE_SQLSTATES, SERVER_CLASSES } from './sqlstates.ts';
+import { LOCK_TIMEOUT_SQLSTATE, LOST_RACE_SQLSTATES, SERVER_CLASSES } from './sqlstates.ts';
 import { DEFERRED_WRITE } from './statement-groups.ts';
 
 export type WriteUnit<T> = (trx: Transaction<Schema>) => Promise<T>;
@@ -14,6 +14,8 @@ interface Queued {
   reject(error: unknown): void;
   /** How many of its batches this unit lost a lock cycle or a serialization race in. */
   lostRaces?: number;
+  /** PostgreSQL: when its lock waits, counted from its arrival, reach the bound (Date.now() clock). */
+  deadline?: number;
 }
 
 /** A lane's units waiting for a transaction, and how many of its transactions are under way. */
@@ -30,6 +32,35 @@ const statement = (text: string) =>
 const savepoint = statement('savepoint write_unit');
 const release = statement('release write_unit');
 const rollbackTo = statement('rollback to write_unit');
+/** The rest of the transaction's lock waits end after this long: deferred, it costs no round trip. */
+const setLockTimeout = prepare(
+  (db) =>
+    ({
+      compile: () => sql`select set_config('lock_timeout', ${arg(0)}, true)`.compile(db),
+    }) as Compilable<never>,
+  { deferred: true },
+);
+
+/**
+ * A lock_timeout set for a unit may end its wait this much past its deadline before it is set anew
+ * (units of one batch start within milliseconds of each other: one setting serves them all).
+ */
+const DEADLINE_SLACK_MS = 50;
+
+/**
+ * A write waited past its bound (Database.lockWaitMs) for locks held by other transactions: its own
+ * wait (lock_timeout, 55P03) or its wait in the queue behind its lane's or the pipeline's earlier
+ * transactions, which were waiting for one. It was rolled back, or never ran.
+ */
+export class LockWaitTimedOut extends Error {
+  readonly code = LOCK_TIMEOUT_SQLSTATE;
+  readonly boundMs: number;
+
+  constructor(boundMs: number, cause?: unknown) {
+    super(`a write waited longer than ${boundMs} ms for a lock held by another transaction`, { cause });
+    this.boundMs = boundMs;
+  }
+}
 
 /**
  * A unit that lost this many races is answered with the last one's error (a 503: worth repeating)
@@ -102,15 +133,60 @@ export class WriteBatcher {
   private readonly lanes = new Map<string, Lane>();
   private readonly pipeline: Lane = { queue: [], running: 0 };
   private readonly unbatchedPerLane: number;
+  /** Database.lockWaitMs on PostgreSQL; 0 (no bound) on the embedded engine, which has one writer. */
+  private readonly lockWaitMs: number;
 
   constructor(database: Database, options: WriteBatcherOptions = {}) {
     this.database = database;
     this.unbatchedPerLane = options.unbatchedPerLane ?? UNBATCHED_PER_LANE;
+    this.lockWaitMs = database.engine === 'postgres' ? (database.lockWaitMs ?? 0) : 0;
+  }
+
+  /** When a unit arriving now must be done with its lock waits. */
+  private deadline(): number | undefined {
+    return this.lockWaitMs > 0 ? Date.now() + this.lockWaitMs : undefined;
+  }
+
+  /** The error a unit is answered: a lock wait past lock_timeout (the session's bound) says so. */
+  private told(error: unknown): unknown {
+    const code = (error as { code?: unknown } | null)?.code;
+    return code === LOCK_TIMEOUT_SQLSTATE && !(error instanceof LockWaitTimedOut) && this.lockWaitMs > 0
+      ? new LockWaitTimedOut(this.lockWaitMs, error)
+      : error;
+  }
+
+  /** Rejects the units whose deadline passed while they waited; returns the others. */
+  private unexpired(batch: Queued[]): Queued[] {
+    const now = Date.now();
+    const alive = batch.filter((item) => item.deadline === undefined || item.deadline > now);
+    if (alive.length < batch.length)
+      for (const item of batch) if (!alive.includes(item)) item.reject(new LockWaitTimedOut(this.lockWaitMs));
+    return alive;
+  }
+
+  /**
+   * Sets the transaction's lock_timeout to what is left of the unit's bound when the one in force
+   * (`inForceMs`, a wait's length) would let a wait starting now run past its deadline; returns the
+   * one in force afterwards. A transaction starts with the session's (lockWaitMs).
+   */
+  private async bound(trx: Transaction<Schema>, item: Queued, inForceMs = this.lockWaitMs): Promise<number> {
+    if (item.deadline === undefined) return inForceMs;
+    const left = item.deadline - Date.now();
+    if (inForceMs <= left + DEADLINE_SLACK_MS) return inForceMs;
+    const ms = Math.max(1, left);
+    await setLockTimeout(trx, `${ms}ms`);
+    return ms;
   }
 
   run<T>(unit: WriteUnit<T>, lane?: string): Promise<T> {
     const embedded = this.database.engine === 'sqlite';
-    if (!embedded && lane === undefined) return this.database.db.transaction().execute(unit);
+    if (!embedded && lane === undefined)
+      return this.database.db
+        .transaction()
+        .execute(unit)
+        .catch((error: unknown) => {
+          throw this.told(error);
+        });
     const key = embedded ? '' : (lane as string);
     let state = this.lanes.get(key);
     if (!state) {
@@ -123,11 +199,15 @@ export class WriteBatcher {
       return this.database.db
         .transaction()
         .execute(unit)
+        .catch((error: unknown) => {
+          throw this.told(error);
+        })
         .finally(() => this.ended(key, ran));
     }
     const waiting = state;
+    const deadline = embedded ? undefined : this.deadline();
     return new Promise<T>((resolve, reject) => {
-      waiting.queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
+      waiting.queue.push({ unit, resolve: resolve as (value: unknown) => void, reject, deadline });
       // The embedded engine's one writer (or a lane that batches everything) is started by its first
       // unit; the next ones join its batches.
       if (waiting.running === 0) {
@@ -151,7 +231,8 @@ export class WriteBatcher {
     if (this.database.engine === 'sqlite') return this.run(unit, lane);
     const pipeline = this.pipeline;
     return new Promise<T>((resolve, reject) => {
-      pipeline.queue.push({ unit, lane, resolve: resolve as (value: unknown) => void, reject });
+      const deadline = this.deadline();
+      pipeline.queue.push({ unit, lane, resolve: resolve as (value: unknown) => void, reject, deadline });
       if (pipeline.running < this.pipelineSlots()) {
         pipeline.running++;
         void this.flushPipeline();
@@ -172,17 +253,31 @@ export class WriteBatcher {
     return this.pipeline.queue.length >= MAX_BATCH ? PIPELINED_UNDER_WAY_WHEN_FULL : PIPELINED_UNDER_WAY;
   }
 
-  /** One shared transaction of pipelined units: each answered its value once it committed. */
-  private async runShared(batch: Queued[]): Promise<void> {
+  /**
+   * One shared transaction of pipelined units: each answered its value once it committed. Its lock
+   * waits end by the earliest unit's deadline; a lock wait past it answers every unit so (going
+   * again alone, each would wait anew, past its own bound).
+   */
+  private async runShared(waited: Queued[]): Promise<void> {
+    const batch = this.unexpired(waited);
+    if (batch.length === 0) return;
     const laneOf = (item: Queued) => item.lane ?? '';
     batch.sort((a, b) => (laneOf(a) < laneOf(b) ? -1 : laneOf(a) > laneOf(b) ? 1 : 0));
+    const earliest = batch.reduce((first, item) =>
+      (item.deadline ?? 0) < (first.deadline ?? 0) ? item : first,
+    );
     const values: unknown[] = [];
     try {
       await this.database.db.transaction().execute(async (trx) => {
+        await this.bound(trx, earliest);
         for (const item of batch) values.push(await item.unit(trx));
       });
     } catch (error) {
-      const answer = batch.length > 1 && statementFailure(error) ? new SharedTransactionFailed(error) : error;
+      const told = this.told(error);
+      const answer =
+        batch.length > 1 && told === error && statementFailure(error)
+          ? new SharedTransactionFailed(error)
+          : told;
       for (const item of batch) item.reject(answer);
       return;
     }
@@ -205,12 +300,19 @@ export class WriteBatcher {
     if (--lane.running === 0 && this.lanes.get(key) === lane) this.lanes.delete(key);
   }
 
-  /** One batch in one transaction; answers its units and returns those to run again. */
-  private async runBatch(key: string, batch: Queued[]): Promise<Queued[]> {
+  /**
+   * One batch in one transaction; answers its units and returns those to run again. On PostgreSQL a
+   * unit whose deadline passed while it waited is answered LockWaitTimedOut without running, and
+   * each unit's lock waits end by its deadline.
+   */
+  private async runBatch(key: string, waited: Queued[]): Promise<Queued[]> {
+    const batch = this.unexpired(waited);
+    if (batch.length === 0) return [];
     const settled: (() => void)[] = [];
     const again: Queued[] = [];
     try {
       await this.database.db.transaction().execute(async (trx) => {
+        let inForceMs = await this.bound(trx, batch[0]);
         if (batch.length === 1) {
           const [item] = batch;
           const value = await item.unit(trx);
@@ -222,6 +324,11 @@ export class WriteBatcher {
             trx,
           );
         for (const [index, item] of batch.entries()) {
+          if (item.deadline !== undefined && item.deadline <= Date.now()) {
+            settled.push(() => item.reject(new LockWaitTimedOut(this.lockWaitMs)));
+            continue;
+          }
+          inForceMs = await this.bound(trx, item, inForceMs);
           await savepoint(trx);
           try {
             const value = await item.unit(trx);
@@ -233,7 +340,8 @@ export class WriteBatcher {
             const lost = LOST_RACE_SQLSTATES.has((error as { code?: string }).code ?? '');
             if (lost) item.lostRaces = (item.lostRaces ?? 0) + 1;
             if (!lost || (item.lostRaces ?? 0) >= MAX_LOST_RACES) {
-              settled.push(() => item.reject(error));
+              const told = this.told(error);
+              settled.push(() => item.reject(told));
               continue;
             }
             // Commit what is done, freeing its rows for the other side; this unit and the rest wait.
@@ -245,7 +353,8 @@ export class WriteBatcher {
       for (const settle of settled) settle();
       return again;
     } catch (error) {
-      for (const item of batch) item.reject(error);
+      const told = this.told(error);
+      for (const item of batch) item.reject(told);
       return [];
     }
   }

@@ -1,6 +1,6 @@
 // Liveness and readiness. /healthz: the process answers (restart it when it does not). /readyz: this
-// instance can serve now (send it traffic): the database answers, every migration this code declares
-// has run, Redis answers when one is configured, and the instance is not draining (SIGTERM). On
+// instance can serve now (send it traffic): the database answers and can write, every migration this
+// code declares has run, Redis answers when one is configured, and the instance is not draining (SIGTERM). On
 // PostgreSQL it also says whether the lookup cache serves (its change listener is connected).
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
@@ -40,7 +40,11 @@ export function registerHealthChecks(app: FastifyInstance, deps: Deps): void {
     const state = await readiness(deps, isDraining, migrated);
     migrated = state.checks.migrations === 'up';
     reply.header('cache-control', 'no-store');
-    const failure = state.ready ? undefined : errors.unavailable();
+    const failure = state.ready
+      ? undefined
+      : deps.database.storage?.unwritable
+        ? errors.unwritable()
+        : errors.unavailable();
     if (failure) reply.code(failure.status).headers(failure.headers());
     if (/\btext\/plain\b/.test(request.headers.accept ?? ''))
       return reply.type('text/plain; charset=utf-8').send(`${state.lines.join('\n')}\n`);
@@ -70,10 +74,31 @@ async function within(check: () => Promise<unknown>): Promise<CheckState> {
   }
 }
 
+/**
+ * The database answers, and, while it could not write (StorageCondition), a probe write commits:
+ * the instance a load balancer took out of service for it comes back once space is freed, with no
+ * request of its own to clear the condition.
+ */
+async function databaseAnswers(deps: Deps): Promise<boolean> {
+  await sql`select 1`.execute(deps.db);
+  const { storage, probeWrite } = deps.database;
+  if (storage?.unwritable && probeWrite) await probeWrite().catch(() => {});
+  return !storage?.unwritable;
+}
+
+/** What the database line says when its check is down. */
+function databaseDown(deps: Deps): string {
+  const { engine, storage } = deps.database;
+  const unwritable = storage?.unwritable;
+  if (!unwritable) return `database: down (${engine} did not answer within 1 s)`;
+  const since = new Date(unwritable.since).toISOString();
+  return `database: down (${engine} cannot write since ${since}: ${unwritable.code}, ${unwritable.message})`;
+}
+
 async function readiness(deps: Deps, isDraining: boolean, migrated: boolean): Promise<Readiness> {
   let pending: string[] = [];
   const [database, migrations, redis] = await Promise.all([
-    within(() => sql`select 1`.execute(deps.db)),
+    within(() => databaseAnswers(deps)),
     migrated
       ? ('up' as const)
       : within(async () => {
@@ -84,9 +109,7 @@ async function readiness(deps: Deps, isDraining: boolean, migrated: boolean): Pr
   ]);
   const checks: Record<string, CheckState> = { database, migrations };
   const lines = [
-    database === 'up'
-      ? `database: up (${deps.database.engine})`
-      : `database: down (${deps.database.engine} did not answer within 1 s)`,
+    database === 'up' ? `database: up (${deps.database.engine})` : databaseDown(deps),
     migrations === 'up'
       ? 'migrations: up (all applied)'
       : pending.length

@@ -1,5 +1,5 @@
 import { MS } from '../clock.ts';
-import { isContention, isDependencyUnavailable } from '../core/errors.ts';
+import { isContention, isDependencyUnavailable, isStorageUnwritable } from '../core/errors.ts';
 import { expireStaleGrants } from '../domain/auth/device-grants.ts';
 import { refreshEvents } from '../domain/events/feed.ts';
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
@@ -38,7 +38,9 @@ export function startScheduler(
         { job: what, cause: (error as Error).message },
         'background job lost to concurrent writes; its next pass repeats it',
       );
-    if (!isDependencyUnavailable(error)) return log.warn({ err: error, job: what }, 'background job failed');
+    // A database that cannot write (a full disk) fails every pass alike too: waited out the same way.
+    if (!isDependencyUnavailable(error) && !isStorageUnwritable(error))
+      return log.warn({ err: error, job: what }, 'background job failed');
     if (waiting.has(job)) return;
     waiting.add(job);
     log.warn({ job, cause: (error as Error).message }, 'background job waits for the database');

@@ -1,4 +1,4 @@
-import { type ApiError, isContention } from '../../core/errors.ts';
+import { type ApiError, isContention, isLockWait, isStorageUnwritable } from '../../core/errors.ts';
 import type { FaultLog } from './idempotency.ts';
 
 export interface CallResult {
@@ -33,14 +33,25 @@ const throttles = {
     suppressed: 0,
     message: 'lost to concurrent writes and rolled back: answering 503',
   },
+  lockWait: {
+    loggedAt: 0,
+    suppressed: 0,
+    message: 'a write waited too long for a lock held by another transaction: answering 503 database_busy',
+  },
 };
 
 /**
  * A 503 said in the log without flooding it: while the database is away every request fails the
- * same way, and a storm of writes on the same rows can lose many lock races at once.
+ * same way, and a storm of writes on the same rows can lose many lock races at once. Storage that
+ * cannot write is logged by the storage condition, once as it starts and once as it ends.
  */
 export function logUnavailable(log: FaultLog | undefined, error: unknown): void {
-  const throttle = isContention(error) ? throttles.contention : throttles.unavailable;
+  if (isStorageUnwritable(error)) return;
+  const throttle = isLockWait(error)
+    ? throttles.lockWait
+    : isContention(error)
+      ? throttles.contention
+      : throttles.unavailable;
   const now = Date.now();
   if (now - throttle.loggedAt < 10_000) {
     throttle.suppressed++;
