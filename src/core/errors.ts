@@ -2,6 +2,7 @@ import {
   CONNECTION_EXCEPTION_CLASS,
   CONTENTION_SQLSTATES,
   UNAVAILABLE_SQLSTATES,
+  UNSTORABLE_TEXT_SQLSTATES,
 } from '../storage/sqlstates.ts';
 import type { PolicyOutcome, RateInfo } from './rate-limit.ts';
 
@@ -138,6 +139,13 @@ export function isContention(error: unknown): boolean {
   return typeof code === 'string' && CONTENTION_SQLSTATES.has(code);
 }
 
+/** True when the database refused a value of the request's text (see UNSTORABLE_TEXT_SQLSTATES). */
+export function isUnstorableText(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(code);
+}
+
 /** Either of the two failures above: nothing is wrong with the request, and repeated it may succeed. */
 export function isTransientFailure(error: unknown): boolean {
   return isDependencyUnavailable(error) || isContention(error);
@@ -146,12 +154,16 @@ export function isTransientFailure(error: unknown): boolean {
 /**
  * The one place a thrown value becomes an answer: an ApiError as it is, a dependency that is away
  * or a write that lost to concurrent ones as 503 service_unavailable (with Retry-After), each with
- * its own message, anything else as 500.
+ * its own message, text the database cannot store as 400 validation_failed, anything else as 500.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isDependencyUnavailable(error)) return errors.unavailable();
   if (isContention(error)) return errors.contended();
+  if (isUnstorableText(error))
+    return errors.validation(
+      'The request holds text the database cannot store (such as the NUL character U+0000).',
+    );
   return errors.internal();
 }
 

@@ -35,3 +35,13 @@ export const CONNECTION_EXCEPTION_CLASS = '08';
  * intervention, system error.
  */
 export const SERVER_CLASSES: ReadonlySet<string> = new Set([CONNECTION_EXCEPTION_CLASS, '53', '57', '58']);
+
+/**
+ * The statement carried text the database cannot hold: U+0000 in a text value, or a character
+ * the encoding lacks. A request that got this far was not judged at the edge; it is still the
+ * request's fault, so it is answered as bad input, never as a server failure.
+ */
+export const UNSTORABLE_TEXT_SQLSTATES: ReadonlySet<string> = new Set([
+  '22021', // character_not_in_repertoire: "invalid byte sequence for encoding UTF8: 0x00"
+  '22P05', // untranslatable_character: "unsupported Unicode escape sequence" in json/jsonb
+]);
