@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { acceptRequestId } from './http/client.ts';
+import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Deps } from './operations/services.ts';
@@ -17,7 +18,12 @@ import { registerOAuthDeviceFacade } from './surfaces/oauth-device.ts';
 import { buildOpenApi } from './surfaces/openapi.ts';
 import { registerPaymentDiscovery } from './surfaces/payment-discovery.ts';
 import { renderReferencePage } from './surfaces/reference-page.ts';
-import { frameworkErrorHandler, registerRestFallbacks, registerRestOperations } from './surfaces/rest.ts';
+import {
+  frameworkErrorHandler,
+  refusedJson,
+  registerRestFallbacks,
+  registerRestOperations,
+} from './surfaces/rest.ts';
 import { registerWellKnown } from './surfaces/well-known.ts';
 import { registerAgentConsole } from './web/agent-console.ts';
 import { registerAssets } from './web/assets.ts';
@@ -101,25 +107,21 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // Operations take JSON only: a text/plain body is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain');
   // An empty body sent as application/json is no body (clients that always send the header can
-  // call operations that take none); anything else goes through Fastify's hardened JSON parser.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // call operations that take none); anything else is read by the JSON rule every surface shares
+  // (src/http/json-body.ts: prototype keys refused with their own message).
   app.removeContentTypeParser('application/json');
   keepRawBodies(app);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
     request.rawBody = body as string;
-    return parseJson(request, body as string, done);
+    const reading = readJson(body as string);
+    return reading.ok ? done(null, reading.value) : done(refusedJson(reading.refused));
   });
-  // The same parser for the bodies the front door reads (it calls back at once, with the value or
-  // the error Fastify's route would have got).
+  // The same reading for the bodies the front door reads: the value, or the refusal the route gives.
   const parseJsonBody = (body: string): unknown => {
-    let outcome: { error: Error | null; value: unknown } | undefined;
-    parseJson(undefined as never, body, (error, value) => {
-      outcome = { error, value };
-    });
-    if (!outcome) throw new Error('the JSON body parser did not answer at once');
-    if (outcome.error) throw outcome.error;
-    return outcome.value;
+    const reading = readJson(body);
+    if (!reading.ok) throw refusedJson(reading.refused);
+    return reading.value;
   };
 
   // Set as the request arrives (a callback hook, no promise per request), so every reply carries them.

@@ -486,7 +486,10 @@ describe('MCP POSTs answered before Fastify match the Fastify route byte for byt
       [{ ...latest, ...bearer }, JSON.stringify(tool(6, 'ic_activity_get_recent', { limit: 2 }))],
       [latest, JSON.stringify(tool(7, 'ic_get_my_membership'))],
       [{ ...latest, authorization: `Bearer ${narrowToken}` }, JSON.stringify(tool(8, 'ic_events_rsvp', {}))],
-      [{ ...latest, authorization: 'Bearer agt_not_a_real_token' }, JSON.stringify(call(9, 'tools/list'))],
+      [
+        { ...latest, authorization: 'Bearer agt_not_a_real_token' },
+        JSON.stringify(tool(9, 'ic_get_my_membership')),
+      ],
       [latest, JSON.stringify(tool(10, 'no_such_tool'))],
       [latest, JSON.stringify(tool(11, 'ic_events_list_upcoming', { limit: 'many' }))],
       [latest, JSON.stringify([call(12, 'ping'), tool(13, 'ic_events_list_upcoming', { limit: 1 })])],
@@ -619,8 +622,8 @@ describe('A2A POSTs answered before Fastify match the Fastify route byte for byt
     assert.equal(JSON.parse(answers[12].text).error.code, -32700);
     assert.equal(
       JSON.parse(answers[13].text).error.code,
-      -32700,
-      'prototype poisoning is refused as unparsable',
+      -32600,
+      'a prototype key is refused as an invalid request',
     );
   });
 

@@ -198,7 +198,7 @@ for (const engine of engines) {
       assert.equal(missing.body.result.structuredContent.error, 'missing_token');
       assert.equal(missing.body.result.structuredContent.error_kind, 'unauthorized');
       assert.equal(await storedHighlight(unsent.id), undefined);
-      // A revoked token: refused before any method runs (the MCP authorization spec's invalid_token).
+      // A revoked token: the member tool is refused in-band, and the HTTP 401 names invalid_token.
       const sent = story('revoked');
       const revoked = await mcpPost(t, toolCall('ic_highlights_submit', sent), { token });
       assert.equal(revoked.status, 401);
@@ -206,11 +206,16 @@ for (const engine of engines) {
         revoked.headers.get('www-authenticate'),
         `Bearer error="invalid_token", resource_metadata="${metadata}", error_description="The bearer token has been revoked."`,
       );
-      assert.equal(revoked.body.error.code, -32001);
-      assert.equal(revoked.body.error.data.error, 'token_revoked');
+      assert.equal(revoked.body.result.isError, true);
+      assert.equal(revoked.body.result.structuredContent.error, 'token_revoked');
       assert.equal(await storedHighlight(sent.id), undefined);
-      // The SDK client learns it at connect (initialize), not at its first member tool.
-      await assert.rejects(connect(token), /401|invalid_token|revoked/i);
+      // The SDK client still connects (initialize is public: a bad token there is read as none),
+      // and learns it at its first member tool.
+      const client = await connect(token);
+      await assert.rejects(
+        client.callTool({ name: 'ic_highlights_submit', arguments: story('revoked-sdk') }),
+        /401|invalid_token|revoked/i,
+      );
     });
 
     test('initialize, tools/list and public tools need no token', async () => {

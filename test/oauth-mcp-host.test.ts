@@ -107,7 +107,8 @@ for (const engine of engines) {
         });
         assert.equal(a2a.body.error, undefined, a2a.text);
 
-        // Revoked (here by the agent itself): the next initialize is a 401 with the challenge.
+        // Revoked (here by the agent itself): the next member tool is a 401 with the challenge (a
+        // bad token on initialize and public tools is read as none, as on REST and A2A).
         assert.equal((await t.call('POST', '/api/agent/token/revoke', { token, body: {} })).status, 200);
         const again = await fetch(mcpUrl, {
           method: 'POST',
@@ -115,16 +116,13 @@ for (const engine of engines) {
             authorization: `Bearer ${token}`,
             accept: 'application/json, text/event-stream',
             'content-type': 'application/json',
+            'mcp-protocol-version': '2025-06-18',
           },
           body: JSON.stringify({
             jsonrpc: '2.0',
             id: 1,
-            method: 'initialize',
-            params: {
-              protocolVersion: '2025-06-18',
-              capabilities: {},
-              clientInfo: { name: 'h', version: '1' },
-            },
+            method: 'tools/call',
+            params: { name: 'ic_get_my_membership', arguments: {} },
           }),
         });
         assert.equal(again.status, 401);

@@ -5,6 +5,7 @@ import {
   isStorageUnwritable,
   LOCK_TIMEOUT_SQLSTATE,
   UNAVAILABLE_SQLSTATES,
+  UNSTORABLE_TEXT_SQLSTATES,
 } from '../storage/sqlstates.ts';
 import { LockWaitTimedOut } from '../storage/write-batcher.ts';
 import type { PolicyOutcome, RateInfo } from './rate-limit.ts';
@@ -160,10 +161,18 @@ export function isTransientFailure(error: unknown): boolean {
   return isDependencyUnavailable(error) || isContention(error) || isStorageUnwritable(error);
 }
 
+/** True when the database refused a value of the request's text (see UNSTORABLE_TEXT_SQLSTATES). */
+export function isUnstorableText(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(code);
+}
+
 /**
  * The one place a thrown value becomes an answer: an ApiError as it is; a dependency that is away, a
  * write that lost to concurrent ones, a write that waited too long for a lock, storage that cannot
- * write now, each as 503 (with Retry-After) with its own code or message; anything else as 500.
+ * write now, each as 503 (with Retry-After) with its own code or message; text the database cannot
+ * store as 400 validation_failed; anything else as 500.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -173,6 +182,10 @@ export function toApiError(error: unknown): ApiError {
   if (isSqliteBusy(error)) return errors.lockWait(SQLITE_BUSY_TIMEOUT_MS);
   if (isLockWait(error)) return errors.lockWait();
   if (isContention(error)) return errors.contended();
+  if (isUnstorableText(error))
+    return errors.validation(
+      'The request holds text the database cannot store (such as the NUL character U+0000).',
+    );
   return errors.internal();
 }
 

@@ -72,3 +72,13 @@ export function isSqliteBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
+
+/**
+ * The statement carried text the database cannot hold: U+0000 in a text value, or a character
+ * the encoding lacks. A request that got this far was not judged at the edge; it is still the
+ * request's fault, so it is answered as bad input, never as a server failure.
+ */
+export const UNSTORABLE_TEXT_SQLSTATES: ReadonlySet<string> = new Set([
+  '22021', // character_not_in_repertoire: "invalid byte sequence for encoding UTF8: 0x00"
+  '22P05', // untranslatable_character: "unsupported Unicode escape sequence" in json/jsonb
+]);

@@ -6,6 +6,7 @@ import { callWithInput } from '../operations/types.ts';
 import { agentInfo, type Capability, capabilitiesOf, capabilityList } from './a2a-card.ts';
 import type { MethodContext } from './a2a-context.ts';
 import { a2aError, errorData, failureOf, invalidParams, RPC, RpcFailure, rpcCodeFor } from './a2a-errors.ts';
+import { isContextId, MAX_CONTEXT_ID } from './a2a-ids.ts';
 import { keepTask, TASK_METHODS_0_3, TASK_METHODS_1_0 } from './a2a-tasks.ts';
 import { readText, type SkillCall } from './a2a-text.ts';
 import type { A2aVersion } from './a2a-version.ts';
@@ -78,7 +79,15 @@ async function sendMessage(context: MethodContext, version: A2aVersion, params: 
   const message = params.message;
   if (!isObject(message) || !Array.isArray(message.parts))
     throw invalidParams(failures, 'params.message with parts is required', 'message');
-  const contextId = nonEmpty(message.contextId) ?? randomUUID();
+  const named = nonEmpty(message.contextId);
+  // Kept with the task and filtered on by ListTasks: refused before the skill runs, not after.
+  if (named !== undefined && !isContextId(named))
+    throw invalidParams(
+      failures,
+      `message.contextId must be up to ${MAX_CONTEXT_ID} characters with no control characters`,
+      'message.contextId',
+    );
+  const contextId = named ?? randomUUID();
   const taskId = nonEmpty(message.taskId);
   if (taskId) {
     // Every task here is complete when it is answered, and a completed task takes no more messages.
@@ -105,6 +114,7 @@ async function sendMessage(context: MethodContext, version: A2aVersion, params: 
     skillCall = parts.data as unknown as SkillCall;
   } else {
     const reading = readText(context.operations, parts.texts);
+    if ('refused' in reading) throw invalidParams(failures, reading.refused, 'message.parts');
     if ('help' in reading)
       return sendResult(version, 'message', renderMessage(version, { contextId, ...reading.help }));
     skillCall = reading.call;

@@ -8,6 +8,7 @@ import { callWithInput } from '../operations/types.ts';
 import { type A2aTaskRow, findA2aTask, listA2aTasks, saveA2aTask } from '../storage/a2a-tasks.ts';
 import type { MethodContext } from './a2a-context.ts';
 import { a2aError, failureOf, invalidParams, RPC } from './a2a-errors.ts';
+import { isContextId, isTaskId, MAX_CONTEXT_ID, pagePosition } from './a2a-ids.ts';
 import type { A2aVersion } from './a2a-version.ts';
 import { renderTask, storedState, type TaskView } from './a2a-wire.ts';
 
@@ -103,11 +104,13 @@ export async function keepTask(
   return task;
 }
 
+/** TaskNotFoundError; the id is named only when it is one this server could have given. */
 function taskNotFound(context: MethodContext, id: string) {
+  const named = isTaskId(id) ? `No task ${id} is kept` : 'No task with that id is kept (task ids are UUIDs)';
   return a2aError(
     context.failures,
     RPC.taskNotFound,
-    `No task ${id} is kept for this member (unknown, another member's, or past its ${TASK_RETENTION_MS / MS.day}-day retention).`,
+    `${named} for this member (unknown, another member's, or past its ${TASK_RETENTION_MS / MS.day}-day retention).`,
     {
       error: 'task_not_found',
       error_kind: 'not_found',
@@ -119,6 +122,8 @@ async function ownTask(context: MethodContext, params: Record<string, unknown>):
   if (typeof params.id !== 'string' || params.id === '')
     throw invalidParams(context.failures, 'params.id must be a task id', 'id');
   const memberId = await memberOf(context);
+  // An id this server could not have given names no task, and is not looked up (A2A: TaskNotFoundError).
+  if (!isTaskId(params.id)) throw taskNotFound(context, params.id);
   const row = await findA2aTask(context.deps.db, params.id, memberId, context.deps.clock.now());
   if (!row) throw taskNotFound(context, params.id);
   return viewOf(row);
@@ -151,9 +156,13 @@ function cursorOf(row: A2aTaskRow): string {
 
 function afterCursor(token: unknown): { updatedAt: number; id: string } | undefined | null {
   if (token === undefined || token === '') return undefined;
-  if (typeof token !== 'string') return null;
-  const match = /^(\d+):(.+)$/.exec(Buffer.from(token, 'base64url').toString());
-  return match ? { updatedAt: Number(match[1]), id: match[2] } : null;
+  return typeof token === 'string' ? pagePosition(token) : null;
+}
+
+/** The contextId filter: absent, or one a task could have been kept under; null when it cannot be. */
+function contextFilter(contextId: unknown): string | undefined | null {
+  if (contextId === undefined || contextId === '') return undefined;
+  return typeof contextId === 'string' && isContextId(contextId) ? contextId : null;
 }
 
 /** ListTasks (1.0 only): the member's kept tasks, most recently updated first, by cursor. */
@@ -183,11 +192,18 @@ async function listTasks(context: MethodContext, params: Record<string, unknown>
       'params.statusTimestampAfter must be an ISO 8601 timestamp',
       'statusTimestampAfter',
     );
+  const contextId = contextFilter(params.contextId);
+  if (contextId === null)
+    throw invalidParams(
+      failures,
+      `params.contextId must be a context id: up to ${MAX_CONTEXT_ID} characters, no control characters`,
+      'contextId',
+    );
   const memberId = await memberOf(context);
   const { rows, total } = await listA2aTasks(context.deps.db, {
     memberId,
     now: context.deps.clock.now(),
-    contextId: typeof params.contextId === 'string' && params.contextId !== '' ? params.contextId : undefined,
+    contextId,
     state,
     updatedAfter: since,
     after,

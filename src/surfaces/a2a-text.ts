@@ -1,3 +1,4 @@
+import { PROTOTYPE_KEYS_MESSAGE, readJson } from '../http/json-body.ts';
 import { toJsonSchema } from '../operations/schemas.ts';
 import type { Operation } from '../operations/types.ts';
 import { type Capability, capabilitiesOf } from './a2a-card.ts';
@@ -9,15 +10,20 @@ export interface SkillCall {
   idempotency_key?: unknown;
 }
 
-export type TextReading = { call: SkillCall } | { help: { text: string; data: unknown } };
+export type TextReading =
+  | { call: SkillCall }
+  | { help: { text: string; data: unknown } }
+  /** The text's JSON broke the rule every body follows (src/http/json-body.ts): refused, not run. */
+  | { refused: string };
 
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+/** JSON in a text part, read by the same rule as a body; 'prototype_key' when that rule refuses it. */
+function parseObject(text: string): Record<string, unknown> | undefined | 'prototype_key' {
+  const reading = readJson(text);
+  if (!reading.ok) return reading.refused === 'prototype_key' ? 'prototype_key' : undefined;
+  const value = reading.value;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 const EXAMPLE_CALL = { capability: 'ic_signal_get_latest', arguments: {} };
@@ -65,6 +71,7 @@ function help(operations: readonly Operation[], reason: string, skill?: Capabili
 export function readText(operations: readonly Operation[], texts: string[]): TextReading {
   const text = texts.join('\n').trim();
   const whole = parseObject(text);
+  if (whole === 'prototype_key') return { refused: PROTOTYPE_KEYS_MESSAGE };
   if (whole && typeof whole.capability === 'string') return { call: whole as unknown as SkillCall };
   const match = /^(\S+)\s*([\s\S]*)$/.exec(text);
   const skill = match && capabilitiesOf(operations).find((op) => op.mcpTool === match[1]);
@@ -73,6 +80,7 @@ export function readText(operations: readonly Operation[], texts: string[]): Tex
   }
   if (match[2] === '') return { call: { capability: skill.mcpTool, arguments: {} } };
   const args = parseObject(match[2]);
+  if (args === 'prototype_key') return { refused: PROTOTYPE_KEYS_MESSAGE };
   if (args) return { call: { capability: skill.mcpTool, arguments: args } };
   return { help: help(operations, `The arguments after ${skill.mcpTool} must be a JSON object.`, skill) };
 }

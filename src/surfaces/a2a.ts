@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { toApiError } from '../core/errors.ts';
 import { challengeForAnswer } from '../http/bearer-challenge.ts';
 import { rateKeyForIp } from '../http/client.ts';
+import { PROTOTYPE_KEYS_MESSAGE, readJson } from '../http/json-body.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
 import { renderError } from '../operations/pipeline/answer.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { A2A_PATH, capabilitiesOf, registerAgentCard } from './a2a-card.ts';
-import { type FailureContext, RPC } from './a2a-errors.ts';
+import { errorData, type FailureContext, failureOf, RPC } from './a2a-errors.ts';
 import { callMethod, type MethodContext, type RpcError, RpcFailure } from './a2a-methods.ts';
 import { LEGACY_VERSION, negotiateVersion } from './a2a-version.ts';
 import type { PostAnswer, PostEndpoint } from './front-door.ts';
@@ -23,6 +24,8 @@ type RpcResponse = { jsonrpc: '2.0'; id: RpcId } & ({ result: unknown } | { erro
 
 /** Marks a body that did not parse, so the route answers -32700 instead of Fastify's REST 400. */
 const UNPARSABLE = Symbol('unparsable');
+/** Marks JSON refused for a prototype key: an Invalid Request (-32600) that says so. */
+const PROTOTYPE_KEY = Symbol('prototype key');
 
 function errorResponse(id: RpcId, error: RpcError): RpcResponse {
   return { jsonrpc: '2.0', id, error };
@@ -55,6 +58,10 @@ async function answer(context: MethodContext, entry: unknown): Promise<RpcRespon
       if (failure.http) context.httpLevel ??= failure.http;
       return errorResponse(id, failure.rpc);
     }
+    // Bad input that reached the database (text it cannot store) is still the caller's: -32602.
+    const refused = toApiError(failure);
+    if (refused.status < 500)
+      return errorResponse(id, failureOf(context.failures, renderError(refused, context.call)).rpc);
     context.call.log?.error({ err: failure, requestId: context.call.requestId }, 'a2a method failed');
     return errorResponse(id, {
       code: RPC.internal,
@@ -67,6 +74,14 @@ async function answer(context: MethodContext, entry: unknown): Promise<RpcRespon
 async function answerBody(context: MethodContext, body: unknown): Promise<unknown> {
   if (body === UNPARSABLE || body === undefined) {
     return errorResponse(null, { code: RPC.parseError, message: 'Parse error: the body is not JSON.' });
+  }
+  if (body === PROTOTYPE_KEY) {
+    const refusal = { error: 'invalid_json', error_kind: 'invalid_json', message: PROTOTYPE_KEYS_MESSAGE };
+    return errorResponse(null, {
+      code: RPC.invalidRequest,
+      message: PROTOTYPE_KEYS_MESSAGE,
+      data: errorData(context.failures.version, context.failures.base, refusal),
+    });
   }
   if (!Array.isArray(body)) return answer(context, body);
   if (body.length === 0 || body.length > MAX_BATCH) {
@@ -108,16 +123,12 @@ export function registerA2a(
   const bodyLimit =
     Math.max(deps.config.defaultBodyLimit, ...capabilitiesOf(operations).map((op) => bodyCapOf(op, deps))) +
     ENVELOPE_ALLOWANCE;
-  // Fastify's own JSON parser (prototype poisoning refused), for the body whichever door it came by.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  function parsed(request: HttpRequestView, body: unknown): unknown {
+  /** The body read by the JSON rule every surface shares (src/http/json-body.ts). */
+  function parsed(body: unknown): unknown {
     if (typeof body !== 'string' || body === '') return UNPARSABLE;
-    let value: unknown = UNPARSABLE;
-    // The default parser answers synchronously; a body that does not parse stays UNPARSABLE (-32700).
-    parseJson(request as never, body, (error, result) => {
-      if (!error) value = result;
-    });
-    return value;
+    const reading = readJson(body);
+    if (reading.ok) return reading.value;
+    return reading.refused === 'prototype_key' ? PROTOTYPE_KEY : UNPARSABLE;
   }
 
   /** One POST: `request.body` is the body as received; `query` the parsed query string, if any. */
@@ -152,7 +163,7 @@ export function registerA2a(
         connection: request.socket,
       },
     };
-    const body = parsed(request, rawBody);
+    const body = parsed(rawBody);
     // In a batch, each entry spends its own allowance: one set of headers could not describe them.
     if (!Array.isArray(body)) context.rateHeaders = {};
     const response = await answerBody(context, body);

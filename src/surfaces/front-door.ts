@@ -59,8 +59,8 @@ interface BodyRoute extends DirectRoute {
 }
 
 /**
- * The app's JSON body parser (Fastify's own, with the app's poisoning settings): the parsed value of
- * a body that is not empty, or the error Fastify's route would have got from it.
+ * The app's JSON body reading (src/http/json-body.ts, as its Fastify route reads a body): the parsed
+ * value of a body that is not empty, or the refusal the route would have answered.
  */
 export type JsonBodyParser = (body: string) => unknown;
 
@@ -91,7 +91,7 @@ export interface FrontDoor {
  * limit, no Transfer-Encoding and a Content-Type; a REST operation's only as plain JSON (PLAIN_JSON)
  * with no Content-Encoding. A JSON-RPC endpoint (MCP, A2A) runs its own exchange (PostEndpoint, the
  * function its Fastify route calls) on the body read here; a REST operation's body goes through
- * the app's JSON parser (Fastify's, `parseJson`), and one it refuses is answered as the app's error
+ * the app's JSON reading (`parseJson`, the route's own), and one it refuses is answered as the app's error
  * handler answers it. Any other POST goes to Fastify, which refuses or parses it as it always has.
  */
 export function frontDoor(

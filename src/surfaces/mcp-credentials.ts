@@ -1,54 +1,7 @@
 import { verifyToken } from '../domain/auth/tokens.ts';
 import { bearerChallenge } from '../http/bearer-challenge.ts';
-import { authenticate } from '../operations/pipeline/authenticate.ts';
-import { verifySignature } from '../operations/pipeline/signature.ts';
 import type { Deps } from '../operations/services.ts';
-import { callRequestFrom, type HttpRequestView } from './rest.ts';
-
-/** JSON-RPC's code for a refused credential, as the A2A surface uses it. */
-const UNAUTHORIZED = -32001;
-
-export interface BearerRefusal {
-  status: 401;
-  challenge: string;
-  body: string;
-}
-
-/**
- * The MCP authorization spec (2025-06-18 and 2025-11-25, "Token Handling"): a request that presents
- * an invalid, unknown or revoked token gets HTTP 401 with the challenge, whatever the request is, so
- * a host learns at initialize, not at its first member tool, that it must authorize again (and a token
- * that must sign, that its signature is missing or wrong). A request
- * with no token is not refused here: public tools need none; a member tool then answers 401.
- */
-export async function refusedBearer(
-  deps: Deps,
-  request: HttpRequestView,
-): Promise<BearerRefusal | undefined> {
-  if (request.headers.authorization === undefined) return undefined;
-  const call = callRequestFrom(request, undefined, undefined, 'mcp', false);
-  const now = deps.clock.now();
-  let auth = await authenticate(deps, call, now);
-  // A token that must sign is refused unsigned (or badly signed) at initialize and tools/list too;
-  // the verdict is kept on the request, so the tool calls it carries do not claim the nonce again.
-  const signing = verifySignature(deps, call, auth, now);
-  if (signing) auth = await signing;
-  const { problem } = auth;
-  if (!problem) return undefined;
-  const message = problem.message;
-  return {
-    status: 401,
-    challenge: bearerChallenge(deps.config.publicUrl, 'mcp', {
-      error: 'invalid_token',
-      description: message,
-    }),
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      error: { code: UNAUTHORIZED, message, data: { error: problem.code, error_kind: 'unauthorized' } },
-      id: null,
-    }),
-  };
-}
+import type { HttpRequestView } from './rest.ts';
 
 /** The first protocol version whose authorization spec asks for a 403 scope challenge at runtime. */
 const SCOPE_CHALLENGE_SINCE = '2025-11-25';

@@ -6,6 +6,7 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
+import { PROTOTYPE_KEYS_MESSAGE, readJson } from '../http/json-body.ts';
 
 /** Largest JSON-RPC batch accepted, as the SDK's own Streamable HTTP transport. */
 export const MAX_BATCH = 100;
@@ -30,6 +31,21 @@ export type ExchangeAnswerer = (
 
 export function failure(status: number, code: number, message: string): HttpAnswer {
   return { status, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
+}
+
+/**
+ * The body as both transports read it, by the JSON rule every surface shares (src/http/json-body.ts):
+ * its value, or the refusal. A prototype key is an Invalid Request (400, -32600) that says so, before
+ * any message is dispatched: parsed as the SDK would, the key is dropped and the call runs without it.
+ */
+export function readBody(
+  body: string | undefined,
+): { value: unknown } | { refusal: HttpAnswer; notJson: boolean } {
+  const reading = readJson(body ?? '');
+  if (reading.ok) return { value: reading.value };
+  if (reading.refused === 'prototype_key')
+    return { refusal: failure(400, -32600, `Invalid Request: ${PROTOTYPE_KEYS_MESSAGE}`), notJson: false };
+  return { refusal: failure(400, -32700, 'Parse error: Invalid JSON'), notJson: true };
 }
 
 /**

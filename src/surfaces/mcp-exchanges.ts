@@ -14,7 +14,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { bearerChallenge } from '../http/bearer-challenge.ts';
+import { challengeForAnswer } from '../http/bearer-challenge.ts';
 import { rateKeyForIp } from '../http/client.ts';
 import { API_VERSION } from '../operations/api-version.ts';
 import { argumentsOverCap } from '../operations/body-cap.ts';
@@ -24,7 +24,7 @@ import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import type { PostAnswer } from './front-door.ts';
-import { refusedBearer, scopeChallengeFor } from './mcp-credentials.ts';
+import { scopeChallengeFor } from './mcp-credentials.ts';
 import type { ExchangeAnswerer, HttpAnswer } from './mcp-exchange.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
@@ -40,7 +40,8 @@ const FORWARDED_HEADERS =
 
 /** What the tool calls of one HTTP request report back to the HTTP layer. */
 interface Exchange {
-  unauthorized: boolean;
+  /** The challenge of the first tool call refused 401 (with invalid_token when a token was refused). */
+  unauthorized?: string;
   /** Whether any tools/call ran: each is charged by the pipeline, the exchange then is not. */
   ranTool: boolean;
   headers: Record<string, string>;
@@ -75,7 +76,6 @@ export function mcpExchanges(
   const { path } = options;
   const byName = new Map(tools.map((op) => [op.mcpTool, op]));
   const listing = tools.map(describeTool);
-  const challenge = bearerChallenge(deps.config.publicUrl, 'mcp');
   const ownOrigin = new URL(deps.config.publicUrl).origin;
   // The SDK builds a fresh Ajv (meta-schemas and all) for every Server it constructs unless it is
   // handed one: the pooled servers share this one.
@@ -167,7 +167,8 @@ export function mcpExchanges(
     // Bearer only: a browser cookie riding along must not authenticate an MCP call.
     const callRequest = callRequestFrom(request, args, operations, 'mcp', false);
     const result = await runOperation(deps, op, callRequest);
-    if (result.status === 401) exchange.unauthorized = true;
+    if (result.status === 401)
+      exchange.unauthorized ??= challengeForAnswer(deps.config.publicUrl, 'mcp', result.body);
     if (result.status === 403) exchange.scopeChallenge ??= await scopeChallengeFor(deps, request, result);
     for (const [name, value] of Object.entries(result.headers)) {
       if (FORWARDED_HEADERS.test(name)) exchange.headers[name] = value;
@@ -180,14 +181,7 @@ export function mcpExchanges(
     const refusal = refuseHeaders(request);
     if (refusal)
       return { status: refusal.status, headers: { 'content-type': JSON_TYPE }, body: refusal.body };
-    const badBearer = await refusedBearer(deps, request);
-    if (badBearer)
-      return {
-        status: badBearer.status,
-        headers: { 'www-authenticate': badBearer.challenge, 'content-type': JSON_TYPE },
-        body: badBearer.body,
-      };
-    const exchange: Exchange = { unauthorized: false, ranTool: false, headers: {} };
+    const exchange: Exchange = { ranTool: false, headers: {} };
     const pooled = idle.pop() ?? (await createServer());
     pooled.current = { request, exchange };
     let answer: HttpAnswer;
@@ -217,12 +211,13 @@ export function mcpExchanges(
     }
     Object.assign(headers, exchange.headers);
     let status = answer.status;
-    // The MCP authorization spec: a missing or refused token is an HTTP 401 with a challenge
-    // pointing at the protected-resource metadata (auth-lessons 1), while the body still carries
-    // the in-band result.
+    // A member tool refused for a missing or refused token is an HTTP 401 with a challenge pointing
+    // at the protected-resource metadata (error="invalid_token" when a token was refused), while the
+    // body still carries the in-band result. A bad token on initialize, tools/list or a public tool
+    // is read as no token, as on REST and A2A (docs/decisions.md, "A bad bearer on a public call").
     if (exchange.unauthorized) {
       status = 401;
-      headers['www-authenticate'] = challenge;
+      headers['www-authenticate'] = exchange.unauthorized;
     }
     // Tool errors stay in-band (reference §5); the challenge says a re-authorization could cure it.
     else if (exchange.scopeChallenge) headers['www-authenticate'] = exchange.scopeChallenge;

@@ -12,6 +12,7 @@ import {
   type HttpAnswer,
   invalidParams,
   MAX_BATCH,
+  readBody,
   repeatedIdRefusal,
 } from './mcp-exchange.ts';
 
@@ -22,12 +23,10 @@ import {
 function parsedOrRefused(body: string | undefined, accept?: string, contentType?: string) {
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return {};
   if (!isJsonContentType(contentType ?? null)) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body ?? '');
-  } catch {
-    return {};
-  }
+  const read = readBody(body);
+  // Not JSON: the SDK refuses it itself. A prototype key: refused here, as the exchange transport does.
+  if ('refusal' in read) return read.notJson ? {} : { refusal: read.refusal };
+  const parsed = read.value;
   if (!Array.isArray(parsed) || parsed.length < 2 || parsed.length > MAX_BATCH) return { parsed };
   const messages: JSONRPCMessage[] = [];
   for (const item of parsed) {

@@ -16,6 +16,7 @@ import {
   type HttpAnswer,
   invalidParams,
   MAX_BATCH,
+  readBody,
   repeatedIdRefusal,
 } from './mcp-exchange.ts';
 
@@ -96,12 +97,9 @@ export class ExchangeTransport implements Transport {
       );
     if (!isJsonContentType(headers.contentType ?? null))
       return failure(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    let raw: unknown;
-    try {
-      raw = JSON.parse(body ?? '');
-    } catch {
-      return failure(400, -32700, 'Parse error: Invalid JSON');
-    }
+    const read = readBody(body);
+    if ('refusal' in read) return read.refusal;
+    const raw = read.value;
     if (Array.isArray(raw) && raw.length > MAX_BATCH)
       return failure(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
     let messages: JSONRPCMessage[];

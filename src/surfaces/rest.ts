@@ -4,6 +4,7 @@ import { ApiError, errors, toApiError } from '../core/errors.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { bearerChallenge } from '../http/bearer-challenge.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
+import { type JsonReading, PROTOTYPE_KEYS_MESSAGE } from '../http/json-body.ts';
 import { serializedPayload } from '../http/serialized-answers.ts';
 import { bodyCapOf, payloadTooLarge } from '../operations/body-cap.ts';
 import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
@@ -152,8 +153,14 @@ export function registerRestOperations(
   }
 }
 
+/** A JSON body that did not read (src/http/json-body.ts), as REST answers it: 400 invalid_json. */
+export function refusedJson(refused: Extract<JsonReading, { ok: false }>['refused']): ApiError {
+  return refused === 'prototype_key' ? errors.invalidJson(PROTOTYPE_KEYS_MESSAGE) : errors.invalidJson();
+}
+
 /** Failures Fastify raises before an operation runs (body size, media type, JSON syntax). */
 export function translateFrameworkError(error: Error & { code?: string; statusCode?: number }): ApiError {
+  if (error instanceof ApiError) return error;
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return payloadTooLarge();

@@ -24,6 +24,7 @@ import { charge, defaultPolicies, rateLimitedError } from './charge.ts';
 import {
   claimIdempotencyKey,
   completeOrRetry,
+  type FaultLog,
   markIdempotencyApplied,
   parseIdempotencyKey,
   releaseIdempotencyKey,
@@ -376,8 +377,18 @@ async function answerFailure(call: Call, error: unknown): Promise<CallResult> {
   const { deps, request, op } = call;
   const apiError = toApiError(error);
   if (apiError.status === 503) logUnavailable(request.log, error);
-  else if (!(error instanceof ApiError)) {
+  else if (apiError.status >= 500) {
     request.log?.error({ err: error, operation: op.id, requestId: request.requestId }, 'operation failed');
+  } else if (!(error instanceof ApiError)) {
+    // Bad input the edge let through (the database refused its text): answered 400, and noted so
+    // the check that missed it can be added.
+    const log = request.log as FaultLog | undefined;
+    const details = {
+      operation: op.id,
+      requestId: request.requestId,
+      code: (error as { code?: unknown }).code,
+    };
+    log?.warn?.(details, 'input refused by the database: answering 400');
   }
   let rateHeaders = call.rateHeaders;
   if (apiError.options.authGate && call.charged.length === 0) {
