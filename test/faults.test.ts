@@ -563,7 +563,7 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
   assert.equal(log.match(/Redis is back/g)?.length ?? 0, 1, log);
 });
 
-test('with Redis away the per-minute limits hold in process memory on the embedded engine, and move back when it returns', {
+test('with Redis away the per-minute limits hold in process memory on the embedded engine, and move back to Redis with their counts when it returns', {
   skip: redisServer || process.env.REQUIRE_REDIS ? false : 'redis-server is not installed',
   timeout: 60_000,
 }, async () => {
@@ -594,18 +594,26 @@ test('with Redis away the per-minute limits hold in process memory on the embedd
     assert.deepEqual(down.body.checks, { database: 'up', migrations: 'up', redis: 'down' });
     assert.equal(down.body.error, 'service_unavailable');
 
-    // Redis arrives: readiness follows, and the windows are counted in Redis again (from zero).
+    // Redis arrives: readiness follows, and the windows are counted in Redis again, seeded with
+    // what memory counted meanwhile: the minute does not start again.
     await absent.start();
     const deadline = Date.now() + 10_000;
     while ((await readyz(server.baseUrl)).status !== 200) {
       assert.ok(Date.now() < deadline, 'ready once Redis answers');
       await sleep(50);
     }
-    assert.equal((await read()).status, 200);
+    assert.equal((await read()).status, 429);
     const keys = spawnSync('redis-cli', ['-p', String(absent.port), '--scan', '--pattern', '*:rate:*'], {
       encoding: 'utf8',
     });
-    assert.match(keys.stdout, /agent-commons:rate:/);
+    const windowKey = keys.stdout
+      .split('\n')
+      .find((key) => /^agent-commons:rate:anonymous:.+:\d+$/.test(key));
+    assert.ok(windowKey, keys.stdout);
+    const counted = spawnSync('redis-cli', ['-p', String(absent.port), 'get', windowKey], {
+      encoding: 'utf8',
+    });
+    assert.equal(counted.stdout.trim(), '8');
     assert.equal(server.child.exitCode, null);
     const log = server.stdout() + server.stderr();
     assert.equal(log.match(/Redis unavailable/g)?.length ?? 0, 1, log);
