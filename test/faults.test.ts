@@ -4,7 +4,7 @@
 // never answer 500, answer 503 (Error shape, Retry-After) while the database is away, lose no
 // acknowledged write, and serve again within seconds of each part's return.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { isContention, isDependencyUnavailable, toApiError } from '../src/core/errors.ts';
 import { closedPort, freePort } from './support/app.ts';
+import { LocalRedis, redisServer } from './support/local-redis.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 import { clearOfMinuteEnd } from './support/wait.ts';
 
@@ -29,13 +30,7 @@ function findPostgresBin(): string | undefined {
   return versions.length ? join(root, versions[0], 'bin') : undefined;
 }
 
-function findRedisServer(): string | undefined {
-  const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
-  return found.status === 0 ? found.stdout.trim() : undefined;
-}
-
 const pgBin = findPostgresBin();
-const redisServer = findRedisServer();
 const missing = [!pgBin && 'initdb/pg_ctl (/usr/lib/postgresql/*/bin)', !redisServer && 'redis-server']
   .filter(Boolean)
   .join(' and ');
@@ -114,36 +109,6 @@ class LocalPostgres {
   async remove() {
     await this.stop().catch(() => {});
     rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-class LocalRedis {
-  readonly port: number;
-  private child: ChildProcess | undefined;
-  constructor(port: number) {
-    this.port = port;
-  }
-  async start() {
-    this.child = spawn(
-      redisServer!,
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: 'ignore' },
-    );
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const ping = spawnSync('redis-cli', ['-p', String(this.port), 'ping'], { encoding: 'utf8' });
-      if (ping.stdout?.trim() === 'PONG') return;
-      await sleep(50);
-    }
-    throw new Error('redis-server did not answer');
-  }
-  async stop() {
-    const child = this.child;
-    this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
   }
 }
 
