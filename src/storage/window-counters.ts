@@ -66,7 +66,7 @@ export class MemoryWindowCounters implements FallbackWindowCounterStore {
     const open: CountedWindow[] = [];
     for (const [key, window] of this.windows)
       if (window.expiresAt > now) open.push({ key, count: window.count, expiresAt: window.expiresAt });
-    return open;
+    return open.filter(isShortWindow);
   }
 
   private sweep(now: number): void {
