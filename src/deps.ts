@@ -9,6 +9,7 @@ import { openDatabase } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrations.ts';
 import {
   DatabaseWindowCounters,
+  type FallbackWindowCounterStore,
   MemoryWindowCounters,
   type WindowCounterStore,
 } from './storage/window-counters.ts';
@@ -33,10 +34,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   // First: a public deployment that cannot deliver sign-in links refuses to start before it opens anything.
   const mailer = createMailer(config);
   const database = openDatabase(config.databaseUrl, config.databaseTimeouts);
+  const clock = options.clock ?? systemClock;
   // ioredis is loaded only where Redis is configured (docs/deployment.md#memory).
   // Without Redis, or while it is away: memory for the embedded engine's one process, else the
   // database's table, which every instance shares.
-  const local = (): WindowCounterStore =>
+  const local = (): FallbackWindowCounterStore =>
     database.engine === 'sqlite'
       ? new MemoryWindowCounters()
       : new DatabaseWindowCounters(database.db, database.engine);
@@ -44,7 +46,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     ? new (await import('./storage/redis-window-counters.ts')).RedisWindowCounters(
         config.redisUrl,
         config.redisKeyPrefix,
-        { fallback: local() },
+        { fallback: local(), clock },
       )
     : local();
   const corpus = openCorpusIndex(database, { dir: config.research.indexDir });
@@ -52,7 +54,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     config,
     database,
     db: database.db,
-    clock: options.clock ?? systemClock,
+    clock,
     tiers: options.tiers ?? loadTierLadder(config.tiersFile),
     windowCounters,
     writes: new WriteBatcher(database),

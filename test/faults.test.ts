@@ -4,7 +4,7 @@
 // never answer 500, answer 503 (Error shape, Retry-After) while the database is away, lose no
 // acknowledged write, and serve again within seconds of each part's return.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { isContention, isDependencyUnavailable, toApiError } from '../src/core/errors.ts';
 import { closedPort, freePort } from './support/app.ts';
+import { LocalRedis, redisServer } from './support/local-redis.ts';
 import { killAllChildren, runCli, runCliJson, type ServerProcess, startServer } from './support/processes.ts';
 import { clearOfMinuteEnd } from './support/wait.ts';
 
@@ -29,13 +30,7 @@ function findPostgresBin(): string | undefined {
   return versions.length ? join(root, versions[0], 'bin') : undefined;
 }
 
-function findRedisServer(): string | undefined {
-  const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
-  return found.status === 0 ? found.stdout.trim() : undefined;
-}
-
 const pgBin = findPostgresBin();
-const redisServer = findRedisServer();
 const missing = [!pgBin && 'initdb/pg_ctl (/usr/lib/postgresql/*/bin)', !redisServer && 'redis-server']
   .filter(Boolean)
   .join(' and ');
@@ -114,36 +109,6 @@ class LocalPostgres {
   async remove() {
     await this.stop().catch(() => {});
     rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-class LocalRedis {
-  readonly port: number;
-  private child: ChildProcess | undefined;
-  constructor(port: number) {
-    this.port = port;
-  }
-  async start() {
-    this.child = spawn(
-      redisServer!,
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: 'ignore' },
-    );
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const ping = spawnSync('redis-cli', ['-p', String(this.port), 'ping'], { encoding: 'utf8' });
-      if (ping.stdout?.trim() === 'PONG') return;
-      await sleep(50);
-    }
-    throw new Error('redis-server did not answer');
-  }
-  async stop() {
-    const child = this.child;
-    this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
   }
 }
 
@@ -563,7 +528,7 @@ test('a PostgreSQL restart, a PostgreSQL outage and a Redis outage under write l
   assert.equal(log.match(/Redis is back/g)?.length ?? 0, 1, log);
 });
 
-test('with Redis away the per-minute limits hold in process memory on the embedded engine, and move back when it returns', {
+test('with Redis away the per-minute limits hold in process memory on the embedded engine, and move back to Redis with their counts when it returns', {
   skip: redisServer || process.env.REQUIRE_REDIS ? false : 'redis-server is not installed',
   timeout: 60_000,
 }, async () => {
@@ -594,18 +559,26 @@ test('with Redis away the per-minute limits hold in process memory on the embedd
     assert.deepEqual(down.body.checks, { database: 'up', migrations: 'up', redis: 'down' });
     assert.equal(down.body.error, 'service_unavailable');
 
-    // Redis arrives: readiness follows, and the windows are counted in Redis again (from zero).
+    // Redis arrives: readiness follows, and the windows are counted in Redis again, seeded with
+    // what memory counted meanwhile: the minute does not start again.
     await absent.start();
     const deadline = Date.now() + 10_000;
     while ((await readyz(server.baseUrl)).status !== 200) {
       assert.ok(Date.now() < deadline, 'ready once Redis answers');
       await sleep(50);
     }
-    assert.equal((await read()).status, 200);
+    assert.equal((await read()).status, 429);
     const keys = spawnSync('redis-cli', ['-p', String(absent.port), '--scan', '--pattern', '*:rate:*'], {
       encoding: 'utf8',
     });
-    assert.match(keys.stdout, /agent-commons:rate:/);
+    const windowKey = keys.stdout
+      .split('\n')
+      .find((key) => /^agent-commons:rate:anonymous:.+:\d+$/.test(key));
+    assert.ok(windowKey, keys.stdout);
+    const counted = spawnSync('redis-cli', ['-p', String(absent.port), 'get', windowKey], {
+      encoding: 'utf8',
+    });
+    assert.equal(counted.stdout.trim(), '8');
     assert.equal(server.child.exitCode, null);
     const log = server.stdout() + server.stderr();
     assert.equal(log.match(/Redis unavailable/g)?.length ?? 0, 1, log);

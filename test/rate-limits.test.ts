@@ -12,6 +12,7 @@ import { migrateToLatest } from '../src/storage/migrations.ts';
 import { RedisWindowCounters } from '../src/storage/redis-window-counters.ts';
 import {
   DatabaseWindowCounters,
+  type FallbackWindowCounterStore,
   MemoryWindowCounters,
   type WindowCounterStore,
 } from '../src/storage/window-counters.ts';
@@ -117,6 +118,48 @@ describe('window counter stores', () => {
       }
     });
   }
+
+  /** What Redis hands a fallback store when it goes away, and what the store hands back. */
+  async function handover(store: FallbackWindowCounterStore) {
+    const now = Date.UTC(2026, 6, 16, 12, 0, 10);
+    const minute = now - (now % MS.minute);
+    const end = minute + MS.minute;
+    const window = (name: string) => `anonymous:${name}:${minute}`;
+    await store.hit(window('ahead'), end, now);
+    await store.hit(window('ahead'), end, now);
+    await store.raise([
+      { key: window('behind'), count: 7, expiresAt: end },
+      { key: window('ahead'), count: 1, expiresAt: end },
+    ]);
+    assert.equal(await store.hit(window('behind'), end, now), 8, 'counts on from what Redis had');
+    assert.equal(await store.hit(window('ahead'), end, now), 3, 'a higher count is kept');
+    // An hourly window ending within the minute is not a short one: Redis never holds it.
+    await store.hit(`hourly:x:${end - MS.hour}`, end, now);
+    await store.hit(window('ended').replace(`${minute}`, `${minute - MS.minute}`), minute, now);
+    const open = await store.openWindows(now);
+    assert.deepEqual(open.map((w) => [w.key, w.count, w.expiresAt]).sort(), [
+      [window('ahead'), 3, end],
+      [window('behind'), 8, end],
+    ]);
+  }
+
+  test('memory: takes over the counts Redis had, and hands back its open windows', async () => {
+    await handover(new MemoryWindowCounters());
+  });
+  for (const engine of engines)
+    test(`database (${engine.name}): takes over the counts Redis had, and hands back its open windows`, {
+      skip: engine.skip,
+    }, async () => {
+      const target = await freshDatabase(engine.name);
+      const database = openDatabase(target.url);
+      try {
+        await migrateToLatest(database.db);
+        await handover(new DatabaseWindowCounters(database.db, database.engine));
+      } finally {
+        await database.close();
+        await target.drop();
+      }
+    });
 
   const postgres = engines.find((e) => e.name === 'postgres')!;
   test('database (postgres): hits that wait go together in one statement, exact across instances', {

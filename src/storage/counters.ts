@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { arg, numberArg, prepare } from './prepared.ts';
+import { arg, numberArg, onPostgres, prepare } from './prepared.ts';
 import type { Db, Executor } from './schema.ts';
 
 const hitCounter = prepare((db) =>
@@ -47,6 +47,15 @@ const takeCounter = prepare((db) =>
 
 const peekCounter = prepare((db) => db.selectFrom('counters').select('count').where('key', '=', arg(0)));
 
+/** A window's count as one store saw it, and when the window ends. */
+export interface CountedWindow {
+  key: string;
+  count: number;
+  expiresAt: number;
+}
+
+const RAISED_PER_STATEMENT = 5000;
+
 /**
  * Counters live in the database so every instance shares them and a restart resets nothing.
  * Each increment is one atomic upsert; no read-modify-write race can lose or double a hit.
@@ -72,6 +81,39 @@ export const counters = {
       throw new Error('hitManyCommittedLazily runs its own transaction, never inside one');
     const rows = await hitManyLazily(db, keys, hits, expiresAt);
     return new Map(rows.map((row) => [row.key, Number(row.count)]));
+  },
+
+  /**
+   * Raises each window to at least `count` (a count another store had reached), adding none: the
+   * larger of the two stays, whichever is written first. Rows in key order, as hitManyCommittedLazily.
+   */
+  async raise(db: Executor, windows: readonly CountedWindow[]): Promise<void> {
+    const greatest = onPostgres(db)
+      ? sql<number>`greatest(counters.count, excluded.count)`
+      : sql<number>`max(counters.count, excluded.count)`;
+    const sorted = [...windows].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    // Three parameters a row, well under either engine's limit on one statement's.
+    for (let i = 0; i < sorted.length; i += RAISED_PER_STATEMENT) {
+      const rows = sorted
+        .slice(i, i + RAISED_PER_STATEMENT)
+        .map((w) => ({ key: w.key, count: w.count, expires_at: w.expiresAt }));
+      await db
+        .insertInto('counters')
+        .values(rows)
+        .onConflict((oc) => oc.column('key').doUpdateSet({ count: greatest }))
+        .execute();
+    }
+  },
+
+  /** The windows that end after `from` and by `to`. */
+  async endingWithin(db: Executor, from: number, to: number): Promise<CountedWindow[]> {
+    const rows = await db
+      .selectFrom('counters')
+      .select(['key', 'count', 'expires_at'])
+      .where('expires_at', '>', from)
+      .where('expires_at', '<=', to)
+      .execute();
+    return rows.map((row) => ({ key: row.key, count: Number(row.count), expiresAt: Number(row.expires_at) }));
   },
 
   /** Increments only while below the limit; undefined means the limit is reached and nothing changed. */

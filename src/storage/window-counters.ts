@@ -1,4 +1,4 @@
-import { counters } from './counters.ts';
+import { type CountedWindow, counters } from './counters.ts';
 import type { Db } from './schema.ts';
 
 /** Where the counters of short windows (a minute or less) live. Longer windows always use the database. */
@@ -13,6 +13,27 @@ export interface WindowCounterStore {
   close(): Promise<void>;
 }
 
+/** A store Redis falls back on while it is away: it takes over Redis's counts, and hands its own back. */
+export interface FallbackWindowCounterStore extends WindowCounterStore {
+  readonly kind: 'memory' | 'database';
+  /**
+   * Raises each window to at least the count given (what Redis had counted when it went away), so
+   * the hits that follow count on from there; a window already higher keeps its count.
+   */
+  raise(windows: readonly CountedWindow[]): void | Promise<void>;
+  /** The short windows still open at `now` and their counts, to seed Redis from when it is back. */
+  openWindows(now: number): CountedWindow[] | Promise<CountedWindow[]>;
+}
+
+/**
+ * Whether a counter of the table is a short window's: its key ends with the window's start
+ * (counterKey in src/core/rate-limit.ts), and the table holds hourly and daily windows too.
+ */
+function isShortWindow(window: CountedWindow): boolean {
+  const start = Number(window.key.slice(window.key.lastIndexOf(':') + 1));
+  return Number.isFinite(start) && window.expiresAt - start <= SHORT_WINDOW_SECONDS * 1000;
+}
+
 /** The longest window kept in the window store; anything longer must survive a restart. */
 export const SHORT_WINDOW_SECONDS = 60;
 
@@ -20,7 +41,7 @@ export const SHORT_WINDOW_SECONDS = 60;
  * One process on the embedded database is the whole service, so its per-minute counters can live in
  * memory: exact (one thread), and a restart forgets at most the current minute.
  */
-export class MemoryWindowCounters implements WindowCounterStore {
+export class MemoryWindowCounters implements FallbackWindowCounterStore {
   readonly kind = 'memory';
   private readonly windows = new Map<string, { count: number; expiresAt: number }>();
   private hitsSinceSweep = 0;
@@ -31,6 +52,21 @@ export class MemoryWindowCounters implements WindowCounterStore {
     if (window) return ++window.count;
     this.windows.set(key, { count: 1, expiresAt });
     return 1;
+  }
+
+  raise(windows: readonly CountedWindow[]): void {
+    for (const { key, count, expiresAt } of windows) {
+      const window = this.windows.get(key);
+      if (!window) this.windows.set(key, { count, expiresAt });
+      else if (window.count < count) window.count = count;
+    }
+  }
+
+  openWindows(now: number): CountedWindow[] {
+    const open: CountedWindow[] = [];
+    for (const [key, window] of this.windows)
+      if (window.expiresAt > now) open.push({ key, count: window.count, expiresAt: window.expiresAt });
+    return open.filter(isShortWindow);
   }
 
   private sweep(now: number): void {
@@ -84,7 +120,7 @@ interface PendingHit {
  * inside its write's transaction. A statement that fails (the database away) fails every hit it
  * carried, each request answered 503 as a single hit's would be.
  */
-export class DatabaseWindowCounters implements WindowCounterStore {
+export class DatabaseWindowCounters implements FallbackWindowCounterStore {
   private readonly db: Db;
   private readonly engine: 'sqlite' | 'postgres';
   readonly kind = 'database';
@@ -137,6 +173,15 @@ export class DatabaseWindowCounters implements WindowCounterStore {
       }
     }
     this.sending = false;
+  }
+
+  async raise(windows: readonly CountedWindow[]): Promise<void> {
+    await counters.raise(this.db, windows);
+  }
+
+  async openWindows(now: number): Promise<CountedWindow[]> {
+    const rows = await counters.endingWithin(this.db, now, now + SHORT_WINDOW_SECONDS * 1000);
+    return rows.filter(isShortWindow);
   }
 
   async close(): Promise<void> {}
