@@ -102,7 +102,7 @@ describe('the client address from a chain', () => {
 
   const from = async (rule: TrustedProxies, local: string, forwarded?: string) => {
     trusted = rule;
-    const headers = forwarded === undefined ? {} : { 'x-forwarded-for': forwarded };
+    const headers: Record<string, string> = forwarded === undefined ? {} : { 'x-forwarded-for': forwarded };
     return (await send(port, local, 'GET', '/', headers)).text;
   };
 
