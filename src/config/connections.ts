@@ -46,16 +46,18 @@ const requestTimeout = durationMs({
     'time to answer does not count. `0`: no bound.',
 });
 
+const HEADERS_TIMEOUT_MS = 10_000;
+
 const headersTimeoutText = {
   env: 'HTTP_HEADERS_TIMEOUT_MS',
   group: 'server',
   description:
     "How long a client has to send a request's head (its line and headers); past it the request is " +
-    'answered 408 and its connection closed. At most `HTTP_REQUEST_TIMEOUT_MS`. `0`: bounded by ' +
-    '`HTTP_REQUEST_TIMEOUT_MS` only.',
+    'answered 408 and its connection closed. At most `HTTP_REQUEST_TIMEOUT_MS` (unset: the shorter of ' +
+    'the two). `0`: bounded by `HTTP_REQUEST_TIMEOUT_MS` only.',
 } as const satisfies SettingText;
 
-const headersTimeoutAlone = durationMs({ ...headersTimeoutText, default: 10_000, min: 0 });
+const headersTimeoutAlone = durationMs({ ...headersTimeoutText, default: HEADERS_TIMEOUT_MS, min: 0 });
 
 const headersTimeout = setting<number, { connections: { requestTimeoutMs: number } }>(
   {
@@ -64,8 +66,10 @@ const headersTimeout = setting<number, { connections: { requestTimeoutMs: number
     defaultText: headersTimeoutAlone.defaultText,
   },
   (raw, loaded) => {
-    const value = headersTimeoutAlone.read(raw, undefined as never);
     const request = loaded.connections.requestTimeoutMs;
+    // Unset, it follows a shorter request timeout down rather than refusing it.
+    if (raw === undefined) return request > 0 ? Math.min(HEADERS_TIMEOUT_MS, request) : HEADERS_TIMEOUT_MS;
+    const value = headersTimeoutAlone.read(raw, undefined as never);
     // node refuses to start a server whose head may take longer than the whole request.
     if (request > 0 && value > request)
       throw refuse(headersTimeoutText, `at most HTTP_REQUEST_TIMEOUT_MS (${request})`, raw);
