@@ -57,7 +57,10 @@ for (const [label, dir] of [
   const { frontDoor } = await import(`${dir}/src/surfaces/front-door.ts`);
   const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
   const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
-  const reader = directReader(frontDoor(deps, OPERATIONS, log, false), path, headers);
+  // No proxy trusted: a compiled rule where the tree has one (compileProxyTrust), before that a flag.
+  const { compileProxyTrust } = await import(`${dir}/src/http/client.ts`);
+  const noProxy = compileProxyTrust ? compileProxyTrust({ hops: 0 }) : false;
+  const reader = directReader(frontDoor(deps, OPERATIONS, log, noProxy), path, headers);
   sides.push({ label, deps, ...reader, micros: [] as number[] });
 }
 

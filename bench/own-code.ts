@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from '../src/config.ts';
 import { createDeps } from '../src/deps.ts';
+import { compileProxyTrust } from '../src/http/client.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { type FrontDoor, frontDoor } from '../src/surfaces/front-door.ts';
 
@@ -19,7 +20,7 @@ export async function ownCodePerRead(
 ): Promise<number> {
   const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
   const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
-  const reads = frontDoor(deps, OPERATIONS, log, false);
+  const reads = frontDoor(deps, OPERATIONS, log, compileProxyTrust(deps.config.trustProxy));
   const { read, status } = directReader(reads, path, headers);
   try {
     const rounds: number[] = [];

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { acceptRequestId } from './http/client.ts';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { acceptRequestId, compileProxyTrust, type ProxyTrust } from './http/client.ts';
+import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
@@ -59,16 +61,28 @@ export function frontDoorOf(app: FastifyInstance): FrontDoor | undefined {
   return frontDoorByApp.get(app);
 }
 
-/** The HTTP server Fastify would create itself, with its timeouts, around `listener`. */
+/**
+ * The HTTP server, with the request, head and keep-alive timeouts and the per-address connection cap
+ * of `HTTP_*` (docs/configuration.md). node checks the two request timeouts every
+ * `connectionsCheckingInterval`: a quarter of the shorter, at most a second, so a request is cut off
+ * close to its bound rather than up to node's default 30 s later.
+ */
 function httpServer(
-  options: FastifyServerOptions,
+  settings: Config['connections'],
+  trust: ProxyTrust,
   listener: (request: IncomingMessage, response: ServerResponse) => void,
 ) {
-  const server = createServer(listener);
-  if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
-  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
-  if (options.connectionTimeout !== undefined) server.setTimeout(options.connectionTimeout);
-  if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+  const bounds = [settings.headersTimeoutMs, settings.requestTimeoutMs].filter((ms) => ms > 0);
+  const server = createServer(
+    {
+      requestTimeout: settings.requestTimeoutMs,
+      headersTimeout: settings.headersTimeoutMs,
+      keepAliveTimeout: settings.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(Math.min(...bounds) / 4))),
+    },
+    listener,
+  );
+  capConnectionsPerAddress(server, settings.maxPerAddress, trust);
   return server;
 }
 
@@ -78,11 +92,13 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   checkRegistry(operations);
   const loggerOption = options.logger ?? { level: deps.config.logLevel };
   let direct: FrontDoor | undefined;
+  // One rule for the client address, read by Fastify's request.ip and by the front door alike.
+  const trust = compileProxyTrust(deps.config.trustProxy);
   const app = Fastify({
     // GET operations and MCP and A2A POSTs are answered by the front door before Fastify routes them
     // (src/surfaces/front-door.ts).
-    serverFactory: (handler, serverOptions) =>
-      httpServer(serverOptions, (request, response) => {
+    serverFactory: (handler) =>
+      httpServer(deps.config.connections, trust, (request, response) => {
         if (!direct?.serve(request, response)) handler(request, response);
       }),
     logger:
@@ -96,7 +112,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
               req: (request) => ({ method: request.method, path: request.url.split('?')[0], id: request.id }),
             },
           },
-    trustProxy: deps.config.trustProxy,
+    trustProxy: trust,
     requestIdHeader: false,
     genReqId: (request) => acceptRequestId(request.headers['x-request-id']) ?? randomUUID(),
     bodyLimit: deps.config.defaultBodyLimit,
@@ -141,7 +157,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerRestOperations(app, deps, operations);
   const endpoints = [registerMcpSurface(app, deps, operations), registerA2a(app, deps, operations)];
   if (options.frontDoor !== false) {
-    const door = frontDoor(deps, operations, app.log, deps.config.trustProxy, endpoints, parseJsonBody);
+    const door = frontDoor(deps, operations, app.log, trust, endpoints, parseJsonBody);
     // Once closing starts, Fastify answers (503 to new requests) as it would without the front door.
     app.addHook('preClose', (done) => {
       door.stop();

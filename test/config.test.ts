@@ -10,6 +10,7 @@ import { baseUrl, integer } from '../src/config/settings.ts';
 import { type Config, loadConfig } from '../src/config.ts';
 
 const SETTINGS = declaredSettings(CONFIG_SCHEMA);
+const SETTING_PATHS = new Set(SETTINGS.map(({ path }) => path));
 
 function valueAt(config: object, path: string): unknown {
   return path
@@ -23,10 +24,16 @@ function hasParent(config: object, path: string): boolean {
   return parent === '' || valueAt(config, parent) !== undefined;
 }
 
-/** Every path to a value that is not a plain object, e.g. `limits.tokenPerMinute`. */
+/**
+ * Every path to a value that is not a plain object, e.g. `limits.tokenPerMinute`, or to a setting
+ * that loads as one (`trustProxy`).
+ */
 function leafPaths(node: object, prefix = ''): string[] {
   return Object.entries(node).flatMap(([key, value]) =>
-    value !== null && typeof value === 'object' && !Array.isArray(value)
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    !SETTING_PATHS.has(`${prefix}${key}`)
       ? leafPaths(value, `${prefix}${key}.`)
       : [`${prefix}${key}`],
   );
@@ -171,4 +178,19 @@ test('docs/configuration.md is what the declaration renders (run npm run docs af
   const committed = readFileSync('docs/configuration.md', 'utf8');
   assert.equal(committed, renderConfigurationPage());
   for (const { setting } of SETTINGS) assert.match(committed, new RegExp(`^\\| \`${setting.env}\` \\|`, 'm'));
+});
+
+test('HTTP timeouts: the head within the whole request; unset, the head follows a shorter request bound', () => {
+  assert.deepEqual(loadConfig({}).connections, {
+    requestTimeoutMs: 30_000,
+    headersTimeoutMs: 10_000,
+    keepAliveTimeoutMs: 72_000,
+    maxPerAddress: 100,
+  });
+  assert.equal(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000' }).connections.headersTimeoutMs, 5000);
+  assert.equal(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' }).connections.headersTimeoutMs, 10_000);
+  assert.throws(
+    () => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '5000', HTTP_HEADERS_TIMEOUT_MS: '6000' }),
+    /HTTP_HEADERS_TIMEOUT_MS must be at most HTTP_REQUEST_TIMEOUT_MS \(5000\) \(got "6000"\)/,
+  );
 });

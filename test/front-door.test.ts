@@ -142,7 +142,7 @@ describe('GET operations answered before Fastify match the Fastify routes byte f
       database,
       logStream: directLog,
       limits: { anonymousPerMinute: 60 },
-      config: { trustProxy: true },
+      config: { trustProxy: { addresses: ['127.0.0.1'] } },
       extraOperations: [legacyEcho, failingRead, failingNow],
     };
     direct = await startTestApp(options);
@@ -448,7 +448,7 @@ test('Accept-Encoding: gzip is taken when named or covered by *, with a weight a
 });
 
 describe('MCP POSTs answered before Fastify match the Fastify route byte for byte', () => {
-  const apps = appsWithAndWithoutTheDoor({ config: { trustProxy: true } });
+  const apps = appsWithAndWithoutTheDoor({ config: { trustProxy: { addresses: ['127.0.0.1'] } } });
   let direct: TestApp;
   let routed: TestApp;
   let token: string;
@@ -551,7 +551,7 @@ describe('MCP POSTs answered before Fastify match the Fastify route byte for byt
 });
 
 describe('A2A POSTs answered before Fastify match the Fastify route byte for byte', () => {
-  const apps = appsWithAndWithoutTheDoor({ config: { trustProxy: true } });
+  const apps = appsWithAndWithoutTheDoor({ config: { trustProxy: { addresses: ['127.0.0.1'] } } });
   let direct: TestApp;
   let routed: TestApp;
   let token: string;
@@ -652,7 +652,7 @@ const legacyPost = defineOperation<{ note?: string }, { ok: boolean; note?: stri
 
 describe('REST POSTs answered before Fastify match the Fastify route byte for byte', () => {
   const apps = appsWithAndWithoutTheDoor({
-    config: { trustProxy: true },
+    config: { trustProxy: { addresses: ['127.0.0.1'] } },
     limits: { highlightsPerDay: 20 },
     extraOperations: [legacyPost],
   });

@@ -2,6 +2,7 @@
 // accepts, its default, whether it is secret, and what it means. src/config.ts loads it and derives the
 // Config type from it; `npm run docs` renders docs/configuration.md from it. Settings are read in the
 // order written here, so a default derived from another setting comes after that setting.
+import { CONNECTIONS_SCHEMA } from './connections.ts';
 import { EVENTS_SETTINGS } from './events.ts';
 import { CODE_HOST_SCHEMA, OIDC_SCHEMA } from './integrations.ts';
 import { LIMITS_SCHEMA } from './limits.ts';
@@ -55,12 +56,7 @@ export const CONFIG_SCHEMA = {
     accepts: 'pino level',
     description: 'pino level. Logs carry method and path only: never query strings, headers or bodies.',
   }),
-  trustProxy: flag({
-    env: 'TRUST_PROXY',
-    group: 'server',
-    default: false,
-    description: 'Read the client IP from `X-Forwarded-For` (only behind a proxy you run).',
-  }),
+  ...CONNECTIONS_SCHEMA,
   defaultBodyLimit: integer({
     env: 'BODY_LIMIT_BYTES',
     group: 'server',

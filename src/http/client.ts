@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
+import proxyAddr from '@fastify/proxy-addr';
 import { parseCookie } from 'cookie';
 import { parse } from 'fast-querystring';
 import ipaddr from 'ipaddr.js';
@@ -8,6 +10,33 @@ import ipaddr from 'ipaddr.js';
  * client has gone (a request still being handled after an early disconnect has none).
  */
 export const UNKNOWN_CLIENT = 'unknown';
+
+/**
+ * The proxies whose `X-Forwarded-For` entries name the client (`TRUST_PROXY`): the `hops` nearest
+ * ones (the socket's peer is the first; 0: none, the socket's address is the client's), or those at
+ * these addresses, CIDR ranges and proxy-addr's names (`loopback`, `linklocal`, `uniquelocal`).
+ */
+export type TrustedProxies = { readonly hops: number } | { readonly addresses: readonly string[] };
+
+/** Whether the address `hop` steps from the socket (0: the socket's peer) is a trusted proxy. */
+export type ProxyTrust = (address: string, hop: number) => boolean;
+
+/** The one rule both Fastify (its `trustProxy` option) and the front door read the client by. */
+export function compileProxyTrust(trusted: TrustedProxies): ProxyTrust {
+  if ('addresses' in trusted) return proxyAddr.compile([...trusted.addresses]);
+  const { hops } = trusted;
+  return (_address, hop) => hop < hops;
+}
+
+/**
+ * The client's address: walking `X-Forwarded-For` from the right, the first address that is not a
+ * trusted proxy (the socket's peer when that one is not). Entries left of it are the client's own
+ * words and never count. Empty once node has dropped the socket's address (see UNKNOWN_CLIENT).
+ */
+export function clientAddress(request: IncomingMessage, trust: ProxyTrust): string {
+  // proxy-addr's types say string; it is undefined when node has dropped the socket's address.
+  return (proxyAddr(request, trust) as string | undefined) ?? '';
+}
 
 /** IPv6 clients are keyed by their /64 (`2001:db8:0:1::/64`): one host usually holds a whole prefix. */
 export function rateKeyForIp(ip: string | undefined): string {

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import proxyAddr from '@fastify/proxy-addr';
 import { errors, toApiError } from '../core/errors.ts';
-import { acceptRequestId, queryInput } from '../http/client.ts';
+import { acceptRequestId, clientAddress, type ProxyTrust, queryInput } from '../http/client.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
 import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
 import { runOperationNow } from '../operations/pipeline/run.ts';
@@ -98,7 +97,7 @@ export function frontDoor(
   deps: Deps,
   operations: readonly Operation[],
   log: Logger,
-  trustProxy: boolean,
+  trustProxy: ProxyTrust,
   endpoints: readonly PostEndpoint[] = [],
   parseJson?: JsonBodyParser,
 ): FrontDoor {
@@ -113,13 +112,7 @@ export function frontDoor(
     if (parseJson && op.method === 'POST' && op.inputFrom === 'body')
       for (const path of paths) bodyRoutes.set(path, { op, extraHeaders, bodyLimit: bodyCapOf(op, deps) });
   }
-  const trustAll = () => true;
-  const clientIp = trustProxy
-    ? (request: IncomingMessage) => {
-        const addresses = proxyAddr.all(request, trustAll);
-        return addresses[addresses.length - 1];
-      }
-    : (request: IncomingMessage) => request.socket.remoteAddress ?? '';
+  const clientIp = (request: IncomingMessage) => clientAddress(request, trustProxy);
   let stopped = false;
   let answered = 0;
   // Fastify logs two lines per request at level info and below.
