@@ -89,12 +89,21 @@ for (const engine of engines) {
         { pageToken: cursor(`1:${randomUUID()}\u0000`) },
         { pageToken: cursor('99999999999999999999999:x') },
         { pageToken: 'x'.repeat(10_000) },
+        { status: ['TASK_STATE_COMPLETED'] },
       ]) {
         const answer = await v1.rpc('ListTasks', params, token);
         const label = JSON.stringify(params).slice(0, 80);
         assert.equal(answer.body.error?.code, -32602, `${label}: ${answer.text.slice(0, 300)}`);
         assert.equal(errorBody(answer.body.error.data)?.error, 'invalid_params', label);
       }
+      // Turned into a string, an array this deep overflows the stack: sent as text, JSON.stringify cannot write it.
+      const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+      const answer = await t.call('POST', '/api/a2a', {
+        rawBody: `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"status":${deep}}}`,
+        token,
+        headers: { 'a2a-version': '1.0', 'content-type': 'application/json' },
+      });
+      assert.equal(answer.body.error?.code, -32602, answer.text.slice(0, 300));
       assert.deepEqual(errorLines, []);
     });
 

@@ -35,7 +35,9 @@ async function runCapability(
     throw a2aError(
       failures,
       RPC.invalidParams,
-      `No capability is named ${params.capability}; the agent card lists the skills.`,
+      typeof params.capability === 'string' && params.capability.length <= 100
+        ? `No capability is named ${params.capability}; the agent card lists the skills.`
+        : 'params.capability must name a skill; the agent card lists them.',
       {
         error: 'unknown_capability',
         error_kind: 'not_found',

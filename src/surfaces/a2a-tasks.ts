@@ -181,7 +181,9 @@ async function listTasks(context: MethodContext, params: Record<string, unknown>
   const state =
     params.status === undefined || params.status === 'TASK_STATE_UNSPECIFIED'
       ? undefined
-      : storedState(String(params.status));
+      : typeof params.status === 'string'
+        ? storedState(params.status)
+        : undefined;
   if (params.status !== undefined && params.status !== 'TASK_STATE_UNSPECIFIED' && !state)
     throw invalidParams(failures, 'params.status must be a TaskState such as TASK_STATE_COMPLETED', 'status');
   const since =
