@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { acceptRequestId, compileProxyTrust, type ProxyTrust } from './http/client.ts';
+import { answerClientError } from './http/client-errors.ts';
 import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
@@ -117,6 +118,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     genReqId: (request) => acceptRequestId(request.headers['x-request-id']) ?? randomUUID(),
     bodyLimit: deps.config.defaultBodyLimit,
     return503OnClosing: true,
+    clientErrorHandler: answerClientError,
     frameworkErrors: frameworkErrorHandler(deps),
   });
 

@@ -32,6 +32,8 @@ export const ERROR_KINDS = [
   'signature',
   'upstream',
   'unavailable',
+  // The request did not arrive in full in time (408).
+  'timeout',
   // x402: the resource needs a payment, or the payment offered was refused (402 with PAYMENT-REQUIRED).
   'payment_required',
   'internal',
