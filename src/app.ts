@@ -3,7 +3,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { acceptRequestId, compileProxyTrust, type ProxyTrust } from './http/client.ts';
-import { answerClientError } from './http/client-errors.ts';
 import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
@@ -11,6 +10,7 @@ import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Deps } from './operations/services.ts';
 import type { Operation } from './operations/types.ts';
 import { registerA2a } from './surfaces/a2a.ts';
+import { answerClientError } from './surfaces/client-errors.ts';
 import { type FrontDoor, frontDoor } from './surfaces/front-door.ts';
 import { registerHealthChecks } from './surfaces/health.ts';
 import { registerMcpSurface } from './surfaces/mcp.ts';
