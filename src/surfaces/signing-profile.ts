@@ -2,8 +2,10 @@ import {
   COMPONENTS_WITH_BODY,
   COMPONENTS_WITHOUT_BODY,
   FRESHNESS_SECONDS,
+  SIGNATURE_AGENT,
   SIGNATURE_ALGORITHM,
   SIGNATURE_LABEL,
+  WEB_BOT_AUTH_TAG,
 } from '../operations/pipeline/signature-rules.ts';
 
 /**
@@ -17,12 +19,17 @@ export function signedRequestsProfile(base: string) {
     standard: 'RFC 9421 HTTP Message Signatures',
     alg_values_supported: [SIGNATURE_ALGORITHM],
     label: SIGNATURE_LABEL,
-    keyid: 'The bound key id: kid_ followed by the key’s RFC 7638 JWK thumbprint (base64url SHA-256).',
+    keyid:
+      'The bound key id: kid_ followed by the key’s RFC 7638 JWK thumbprint (base64url SHA-256), or the bare thumbprint (web-bot-auth).',
     covered_components: {
       with_body: [...COMPONENTS_WITH_BODY],
       without_body: [...COMPONENTS_WITHOUT_BODY],
+      optional: [SIGNATURE_AGENT],
     },
-    parameters: { required: ['created', 'keyid', 'alg'], optional: ['expires', 'nonce'] },
+    parameters: { required: ['created', 'keyid', 'alg'], optional: ['expires', 'nonce', 'tag'] },
+    tag: `Optional; when sent, "${WEB_BOT_AUTH_TAG}" (the web-bot-auth profile).`,
+    authority:
+      '@authority and @target-uri name the authority the request was sent to when it is this service’s (target_uri_base’s; on a loopback target_uri_base also localhost, 127.0.0.1 and [::1] on its port), otherwise target_uri_base’s.',
     content_digest:
       'RFC 9530 Content-Digest with sha-256 (sha-512 also checked) over the body bytes as sent.',
     freshness_seconds: FRESHNESS_SECONDS,

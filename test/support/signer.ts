@@ -1,11 +1,14 @@
 import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
 import signatures from 'http-message-signatures';
+import * as webBotAuth from 'web-bot-auth';
+import { signerFromJWK } from 'web-bot-auth/crypto';
 import { keyIdOf } from '../../src/domain/auth/signing-keys.ts';
 import { contentDigestOf } from '../../src/operations/pipeline/signature-base.ts';
 
 /**
- * A client's side of signed requests, signed by a third party: http-message-signatures (npm) builds
- * Signature-Input and Signature; only the key pair and the Content-Digest are made here.
+ * A client's side of signed requests, signed by third parties: http-message-signatures (npm), or
+ * web-bot-auth (npm), builds Signature-Input and Signature; only the key pair and the Content-Digest
+ * are made here.
  */
 
 export interface ClientKey {
@@ -84,6 +87,56 @@ export function signingFetch(key: ClientKey, created: () => Date): typeof fetch 
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     const body = typeof init.body === 'string' ? init.body : undefined;
     const signedHeaders = await signRequest({ method, url, headers, body }, { key, created: created() });
+    return fetch(url, { ...init, headers: signedHeaders });
+  };
+}
+
+/** The profile's covered components for a request, as a signer is told to cover them. */
+function profileComponents(hasBody: boolean, signatureAgent: boolean): string[] {
+  return [
+    '@method',
+    '@authority',
+    '@target-uri',
+    ...(hasBody ? ['content-digest'] : []),
+    ...(signatureAgent ? ['signature-agent'] : []),
+  ];
+}
+
+/**
+ * The request's headers signed by web-bot-auth (npm), the web-bot-auth profile's reference signer,
+ * at its defaults (label sig1, keyid the bare JWK thumbprint, a 64-byte nonce, tag="web-bot-auth",
+ * `expires`) but for the covered components: the profile's, unless `components` names others.
+ */
+export async function webBotAuthHeaders(
+  request: OutgoingRequest,
+  key: ClientKey,
+  created: Date,
+  components?: string[],
+): Promise<Record<string, string>> {
+  const headers: Record<string, string> = { ...request.headers };
+  const hasBody = request.body !== undefined && request.body !== '';
+  if (hasBody) headers['content-digest'] = contentDigestOf(request.body as string);
+  const signer = await signerFromJWK(key.privateKey.export({ format: 'jwk' }));
+  const signed = await webBotAuth.signatureHeaders(
+    { method: request.method, url: request.url, headers },
+    signer,
+    {
+      created,
+      expires: new Date(created.getTime() + 60_000),
+      components: components ?? profileComponents(hasBody, headers['signature-agent'] !== undefined),
+    },
+  );
+  return { ...headers, 'signature-input': signed['Signature-Input'], signature: signed.Signature };
+}
+
+/** A fetch that signs every request with web-bot-auth (for the MCP SDK client). */
+export function webBotAuthFetch(key: ClientKey, created: () => Date): typeof fetch {
+  return async (input, init = {}) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const method = init.method ?? 'GET';
+    const headers = Object.fromEntries(new Headers(init.headers).entries());
+    const body = typeof init.body === 'string' ? init.body : undefined;
+    const signedHeaders = await webBotAuthHeaders({ method, url, headers, body }, key, created());
     return fetch(url, { ...init, headers: signedHeaders });
   };
 }

@@ -59,18 +59,6 @@ export function contentDigestOf(body: string | Buffer): string {
   return `sha-256=:${createHash('sha256').update(body).digest('base64')}:`;
 }
 
-const origins = new Map<string, string>();
-
-/** The scheme and authority of PUBLIC_URL: what `@authority` and `@target-uri` are judged against. */
-export function originOf(publicUrl: string): string {
-  let origin = origins.get(publicUrl);
-  if (origin === undefined) {
-    origin = new URL(publicUrl).origin;
-    origins.set(publicUrl, origin);
-  }
-  return origin;
-}
-
 const MAX_KEYS = 10_000;
 const keys = new Map<string, KeyObject>();
 

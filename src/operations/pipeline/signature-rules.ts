@@ -12,8 +12,17 @@ export const SIGNATURE_ALGORITHM = 'ed25519';
 export const FRESHNESS_SECONDS = 60;
 export const COMPONENTS_WITHOUT_BODY = ['@method', '@authority', '@target-uri'] as const;
 export const COMPONENTS_WITH_BODY = [...COMPONENTS_WITHOUT_BODY, 'content-digest'] as const;
-const PARAMETERS = new Set(['created', 'expires', 'nonce', 'alg', 'keyid']);
+/**
+ * The web-bot-auth profile (draft-meunier-web-bot-auth-architecture): its agent names its key
+ * directory in `Signature-Agent` and covers that header. The service does not use the directory (the
+ * key is the one bound to the token), so covering it is allowed and changes nothing.
+ */
+export const SIGNATURE_AGENT = 'signature-agent';
+/** The one `tag` accepted: web-bot-auth's. A signature tagged for another application is not ours. */
+export const WEB_BOT_AUTH_TAG = 'web-bot-auth';
+const PARAMETERS = ['created', 'expires', 'nonce', 'alg', 'keyid', 'tag'];
 const NONCE_MAX = 256;
+const KEY_ID_PREFIX = 'kid_';
 
 /** A refusal with its reason; the step turns it into the 401. */
 export class Refused extends Error {}
@@ -46,15 +55,20 @@ export function checkParameters(
   now: number,
 ): { created: number; nonce?: string } {
   for (const name of params.keys())
-    if (!PARAMETERS.has(name))
-      refuse(`the parameter ${name} is not part of the profile (created, expires, nonce, alg, keyid)`);
+    if (!PARAMETERS.includes(name))
+      refuse(`the parameter ${name} is not part of the profile (${PARAMETERS.join(', ')})`);
   const alg = params.get('alg');
   if (alg === undefined) refuse(`alg is missing (the profile requires alg="${SIGNATURE_ALGORITHM}")`);
   if (alg !== SIGNATURE_ALGORITHM)
     refuse(`alg ${JSON.stringify(String(alg))} is not accepted: only "${SIGNATURE_ALGORITHM}"`);
   const keyid = params.get('keyid');
   if (keyid === undefined) refuse('keyid is missing');
-  if (keyid !== keyId) refuse(`keyid ${JSON.stringify(String(keyid))} is not the key bound to this token`);
+  // The bound id is `kid_` + the RFC 7638 thumbprint; web-bot-auth sends the bare thumbprint.
+  if (keyid !== keyId && `${KEY_ID_PREFIX}${keyid}` !== keyId)
+    refuse(`keyid ${JSON.stringify(String(keyid))} is not the key bound to this token`);
+  const tag = params.get('tag');
+  if (tag !== undefined && tag !== WEB_BOT_AUTH_TAG)
+    refuse(`tag ${JSON.stringify(String(tag))} is not accepted: only "${WEB_BOT_AUTH_TAG}", or none`);
   const created = params.get('created');
   if (created === undefined) refuse('created is missing');
   if (!Number.isInteger(created)) refuse('created must be an integer (seconds since the epoch)');
@@ -76,13 +90,20 @@ export function checkParameters(
   return { created: created as number, nonce };
 }
 
-export function checkComponents(items: Item[], hasBody: boolean): void {
+/** `hasSignatureAgent`: the request carries a `Signature-Agent` header, which may then be covered. */
+export function checkComponents(items: Item[], hasBody: boolean, hasSignatureAgent: boolean): void {
   const expected: readonly string[] = hasBody ? COMPONENTS_WITH_BODY : COMPONENTS_WITHOUT_BODY;
   const seen: string[] = [];
   for (const [name, params] of items) {
     if (typeof name !== 'string') refuse('covered components must be strings');
     if (params.size > 0) refuse(`the covered component "${name}" carries parameters; the profile takes none`);
     if (seen.includes(name)) refuse(`the covered component "${name}" appears twice`);
+    if (name === SIGNATURE_AGENT) {
+      if (!hasSignatureAgent)
+        refuse(`the covered component "${SIGNATURE_AGENT}" is covered but the request has no such header`);
+      seen.push(name);
+      continue;
+    }
     if (!expected.includes(name))
       refuse(
         name === 'content-digest'
@@ -91,5 +112,7 @@ export function checkComponents(items: Item[], hasBody: boolean): void {
       );
     seen.push(name);
   }
-  for (const name of expected) if (!seen.includes(name)) refuse(`the covered component "${name}" is missing`);
+  for (const name of expected)
+    if (!seen.includes(name))
+      refuse(`the covered component "${name}" is missing (the profile covers ${expected.join(' ')})`);
 }

@@ -7,7 +7,8 @@ import { nonceStore } from '../../storage/signature-nonces.ts';
 import type { Deps } from '../services.ts';
 import type { CallRequest, HttpMessage } from '../types.ts';
 import type { Authentication } from './authenticate.ts';
-import { contentDigestProblem, ed25519PublicKey, originOf, signatureBase } from './signature-base.ts';
+import { type JudgedAuthority, judgedAuthority } from './signature-authority.ts';
+import { contentDigestProblem, ed25519PublicKey, signatureBase } from './signature-base.ts';
 import {
   checkComponents,
   checkParameters,
@@ -17,6 +18,7 @@ import {
   member,
   Refused,
   refuse,
+  SIGNATURE_AGENT,
   SIGNATURE_LABEL,
 } from './signature-rules.ts';
 
@@ -66,13 +68,42 @@ function refused(problem: ApiError): Authentication {
   return { principal: ANONYMOUS, problem };
 }
 
+const HINT =
+  'Sign the request with the key bound to this token (RFC 9421: label sig1, alg "ed25519", the key id as keyid; see docs/signed-requests.md).';
+
 /** 401 in the spec's words: `signature verification failed: <reason>`. */
-export function refusal(reason: string): ApiError {
+export function refusal(reason: string, options: { message?: string; extra?: Record<string, unknown> } = {}) {
   return new ApiError(401, `signature verification failed: ${reason}`, 'signature', {
     authGate: true,
-    message:
-      'Sign the request with the key bound to this token (RFC 9421: label sig1, alg "ed25519", the key id as keyid; see docs/signed-requests.md).',
+    message: options.message ?? HINT,
+    extra: options.extra,
   });
+}
+
+/** A signature that does not verify, naming the authority it was judged against and the one received. */
+class Unverified extends Refused {
+  readonly judged: JudgedAuthority;
+  readonly received: string | undefined;
+  readonly targetUri: string;
+
+  constructor(judged: JudgedAuthority, received: string | undefined, targetUri: string) {
+    const sentTo = received === undefined ? 'no Host' : `Host ${JSON.stringify(received)}`;
+    super(
+      judged.fromHost
+        ? `the signature does not verify against @authority ${JSON.stringify(judged.expected)} (the request's Host): the method, authority, target URI or Content-Digest differ from what was signed, or another key signed it`
+        : `the signature does not verify against @authority ${JSON.stringify(judged.expected)} (PUBLIC_URL's): the request came with ${sentTo}, which is not a name of this service, or the method, target URI or Content-Digest differ from what was signed, or another key signed it`,
+    );
+    this.judged = judged;
+    this.received = received;
+    this.targetUri = targetUri;
+  }
+
+  toApiError(): ApiError {
+    return refusal(this.message, {
+      message: `@authority was judged as ${JSON.stringify(this.judged.expected)} and @target-uri as ${JSON.stringify(this.targetUri)}; sign those, with the key bound to this token (docs/signed-requests.md).`,
+      extra: { expected_authority: this.judged.expected, received_authority: this.received ?? null },
+    });
+  }
 }
 
 async function check(
@@ -92,6 +123,7 @@ async function check(
     }
     return undefined;
   } catch (error) {
+    if (error instanceof Unverified) return error.toApiError();
     if (error instanceof Refused) return refusal(error.message);
     throw error;
   }
@@ -125,18 +157,17 @@ function verifyMessage(
   if (!(signature[0] instanceof ArrayBuffer)) refuse(`Signature ${SIGNATURE_LABEL} must be a byte sequence`);
   const params = checkParameters(input[1], key.id, now);
   const hasBody = http.body !== undefined && http.body !== '';
-  checkComponents(input[0], hasBody);
+  checkComponents(input[0], hasBody, headers[SIGNATURE_AGENT] !== undefined);
   if (hasBody) {
     const problem = contentDigestProblem(joined(headers['content-digest']), http.body as string);
     if (problem) refuse(problem);
   }
   const bytes = Buffer.from(signature[0]);
   if (bytes.length !== 64) refuse('the signature is not 64 bytes long, as an Ed25519 signature is');
-  const url = `${originOf(publicUrl)}${http.target}`;
+  const judged = judgedAuthority(publicUrl, headers.host);
+  const url = `${judged.origin}${http.target}`;
   const base = signatureBase({ method: http.method, url, headers }, input);
   if (!verify(null, Buffer.from(base), ed25519PublicKey(key.x), bytes))
-    refuse(
-      'the signature does not verify: the method, authority, target URI or Content-Digest differ from what was signed, or another key signed it',
-    );
+    throw new Unverified(judged, headers.host, url);
   return { keyId: key.id, ...params };
 }
