@@ -1,4 +1,4 @@
-import { createHash, verify } from 'node:crypto';
+import { hash, verify } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isInnerList } from 'structured-headers';
 import { ApiError } from '../../core/errors.ts';
@@ -8,7 +8,7 @@ import type { Deps } from '../services.ts';
 import type { CallRequest, HttpMessage } from '../types.ts';
 import type { Authentication } from './authenticate.ts';
 import { type JudgedAuthority, judgedAuthority } from './signature-authority.ts';
-import { contentDigestProblem, ed25519PublicKey, signatureBase } from './signature-base.ts';
+import { contentDigestProblem, ed25519PublicKey, profileSignatureBase } from './signature-base.ts';
 import {
   checkComponents,
   checkParameters,
@@ -116,7 +116,7 @@ async function check(
   try {
     const verified = verifyMessage(deps.config.publicUrl, token, headers, http, now);
     if (verified.nonce !== undefined) {
-      const key = createHash('sha256').update(`${verified.keyId} ${verified.nonce}`).digest('base64url');
+      const key = hash('sha256', `${verified.keyId} ${verified.nonce}`, 'base64url');
       const until = (Math.max(verified.created, Math.floor(now / 1000)) + FRESHNESS_SECONDS + 1) * 1000;
       const claimed = nonceStore(deps, now).claim(key, until, now);
       if (!(claimed instanceof Promise ? await claimed : claimed)) refuse('nonce already used');
@@ -166,7 +166,7 @@ function verifyMessage(
   if (bytes.length !== 64) refuse('the signature is not 64 bytes long, as an Ed25519 signature is');
   const judged = judgedAuthority(publicUrl, headers.host);
   const url = `${judged.origin}${http.target}`;
-  const base = signatureBase({ method: http.method, url, headers }, input);
+  const base = profileSignatureBase({ method: http.method, authority: judged.expected, url, headers }, input);
   if (!verify(null, Buffer.from(base), ed25519PublicKey(key.x), bytes))
     throw new Unverified(judged, headers.host, url);
   return { keyId: key.id, ...params };
