@@ -20,6 +20,7 @@ import {
   refuse,
   SIGNATURE_AGENT,
   SIGNATURE_LABEL,
+  signatureBytes,
 } from './signature-rules.ts';
 
 /**
@@ -151,10 +152,9 @@ function verifyMessage(
   const key = token.signingKey;
   if (!key) refuse('no signing key is bound to this token (it was never registered, or it was revoked)');
   const input = member(dictionary(inputHeader, 'Signature-Input'), 'Signature-Input');
-  const signature = member(dictionary(signatureHeader, 'Signature'), 'Signature');
+  const bytes = signatureBytes(signatureHeader);
   if (!isInnerList(input))
     refuse(`Signature-Input ${SIGNATURE_LABEL} must be an inner list of covered components`);
-  if (!(signature[0] instanceof ArrayBuffer)) refuse(`Signature ${SIGNATURE_LABEL} must be a byte sequence`);
   const params = checkParameters(input[1], key.id, now);
   const hasBody = http.body !== undefined && http.body !== '';
   checkComponents(input[0], hasBody, headers[SIGNATURE_AGENT] !== undefined);
@@ -162,7 +162,6 @@ function verifyMessage(
     const problem = contentDigestProblem(joined(headers['content-digest']), http.body as string);
     if (problem) refuse(problem);
   }
-  const bytes = Buffer.from(signature[0]);
   if (bytes.length !== 64) refuse('the signature is not 64 bytes long, as an Ed25519 signature is');
   const judged = judgedAuthority(publicUrl, headers.host);
   const url = `${judged.origin}${http.target}`;
