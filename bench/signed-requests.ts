@@ -1,5 +1,5 @@
 // The signed-request rows, BENCH_ONLY=signed: GET /api/agent/setup-check signed (RFC 9421, Ed25519,
-// a fresh nonce per request) beside the same call with the bearer only and beside its floor, the
+// a fresh nonce per request, and with none) beside the same call with the bearer only and beside its floor, the
 // bearer call plus one bare Ed25519 verification (bench/signed-floor.mjs), on one server, in
 // interleaved rounds (BENCH_SIGNED_ROUNDS, 3 by default).
 import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
@@ -67,9 +67,9 @@ export const SIGNED_FLOOR_SERVE = [
  * time. The base is written out here rather than built by the library, so the load generator spends
  * little more than the signing on each request; the server checks it before the load (expectReady).
  */
-function signedHeaders(url: string, tokens: SignedTokens): Record<string, string> {
+function signedHeaders(url: string, tokens: SignedTokens, nonce = true): Record<string, string> {
   const created = Math.floor(Date.now() / 1000);
-  const params = `("@method" "@authority" "@target-uri");created=${created};keyid="${tokens.keyId}";alg="ed25519";nonce="${randomUUID()}"`;
+  const params = `("@method" "@authority" "@target-uri");created=${created};keyid="${tokens.keyId}";alg="ed25519"${nonce ? `;nonce="${randomUUID()}"` : ''}`;
   const { host } = new URL(url);
   const base = `"@method": GET\n"@authority": ${host}\n"@target-uri": ${url}\n"@signature-params": ${params}`;
   const signature = sign(null, Buffer.from(base), tokens.privateKey).toString('base64');
@@ -81,11 +81,11 @@ function signedHeaders(url: string, tokens: SignedTokens): Record<string, string
 }
 
 /** (g2)'s request for autocannon: `url` is the setup-check's as signed, signed afresh for every request. */
-export function signedSetupCheck(url: string, tokens: SignedTokens): autocannon.Request {
+export function signedSetupCheck(url: string, tokens: SignedTokens, nonce = true): autocannon.Request {
   return {
     method: 'GET',
     path: new URL(url).pathname,
-    setupRequest: (request) => ({ ...request, headers: signedHeaders(url, tokens) }),
+    setupRequest: (request) => ({ ...request, headers: signedHeaders(url, tokens, nonce) }),
   };
 }
 
@@ -96,7 +96,10 @@ async function expectReady(label: string, url: string, headers: Record<string, s
     throw new Error(`${label}: ${response.status} ${JSON.stringify(body)}`);
 }
 
-/** The three rows' requests: (g1) bearer only, (g1v) the same plus one bare verification, (g2) signed. */
+/**
+ * The rows' requests: (g1) bearer only, (g1v) the same plus one bare verification, (g2) signed, and
+ * (g2') signed with no nonce, which parts the nonce's claim from the rest of the signed path.
+ */
 /**
  * The setup-check's URL as a signature names it: as the service names itself (PUBLIC_URL, here with
  * the port 0 the bench starts it on, so the request's Host is not one of its names), which the
@@ -125,6 +128,11 @@ async function signedSides(server: Server, tokens: SignedTokens): Promise<RoundS
       server,
       request: { url, requests: [signedSetupCheck(signedUrl, tokens)] },
     },
+    {
+      label: "(g2') the same signed with no nonce (nothing stored)",
+      server,
+      request: { url, requests: [signedSetupCheck(signedUrl, tokens, false)] },
+    },
   ];
 }
 
@@ -137,15 +145,19 @@ export async function signedRounds(
   return interleavedRounds('signed requests', await signedSides(server, tokens), rounds);
 }
 
-export function signedSummary([bearer, floor, signed]: RoundMedians[]): string {
-  const shares = signed.rounds.map((round, index) =>
-    Math.round((100 * round.requestsPerSecond) / floor.rounds[index].requestsPerSecond),
-  );
+export function signedSummary([bearer, floor, signed, unstored]: RoundMedians[]): string {
+  const byRound = (share: (index: number) => number) =>
+    signed.rounds.map((_, index) => Math.round(100 * share(index))).join(' %, ');
+  // Server CPU per request moves far less than req/s on a shared machine: floor CPU over signed CPU
+  // is the share of the floor's req/s the signed call would reach on a core of its own.
+  const byRps = byRound((i) => signed.rounds[i].requestsPerSecond / floor.rounds[i].requestsPerSecond);
+  const byCpu = byRound((i) => (floor.rounds[i].cpuPerRequest ?? 0) / (signed.rounds[i].cpuPerRequest ?? 1));
   const verify = Math.round(floor.cpu - bearer.cpu);
   const beyond = Math.round(signed.cpu - floor.cpu);
   return (
     `signed requests, medians: (g1) bearer ${bearer.rps} req/s (${bearer.cpu} µs server CPU/req), (g1v) floor ${floor.rps} req/s (${floor.cpu} µs), ` +
-    `(g2) signed ${signed.rps} req/s (${signed.cpu} µs); one verification costs ${verify} µs in the floor, the signed path ${beyond} µs beyond it; ` +
-    `signed/floor req/s by round ${shares.join(' %, ')} % (target >= 90 %), non-2xx ${signed.rounds.reduce((sum, round) => sum + round.non2xx, 0)}`
+    `(g2) signed ${signed.rps} req/s (${signed.cpu} µs), (g2') with no nonce ${unstored.rps} req/s (${unstored.cpu} µs); ` +
+    `one verification costs ${verify} µs in the floor, the signed path ${beyond} µs beyond it, of which the nonce's claim ${Math.round(signed.cpu - unstored.cpu)} µs; ` +
+    `signed/floor by round, req/s ${byRps} %, server CPU ${byCpu} % (target >= 90 %), non-2xx ${signed.rounds.reduce((sum, round) => sum + round.non2xx, 0)}`
   );
 }
