@@ -1,11 +1,13 @@
 // Profiles one row: the server runs with --cpu-prof while autocannon loads it, and the functions
 // with the most self time are printed. BENCH_PROFILE_ROW=setup-check|upcoming|mcp (a bearer
 // tools/call of ic_activity_get_recent, as in bench/surfaces.ts)|sandbox (a highlight with a sandbox
-// token, as (c))|write (real highlight writes, as (d)).
+// token, as (c))|write (real highlight writes, as (d))|signed (setup-check signed afresh for every
+// request, as (g2)).
 // BENCH_PROFILE_ENGINE=postgres runs the server on a fresh PostgreSQL database (withBenchPostgres)
 // instead of the embedded one.
 // Usage: node bench/profile-row.ts  (writes the .cpuprofile under the OS temp directory)
 import type autocannon from 'autocannon';
+import { prepareSignedTokens, signedSetupCheck, signedSetupCheckUrl } from './signed-requests.ts';
 import {
   benchEnvironment,
   cli,
@@ -39,6 +41,7 @@ async function profileServer(plain: Record<string, string>) {
     row === 'write' || row === 'sandbox' ? 'events:submit_recap' : 'read:public,membership:read',
     row === 'sandbox',
   );
+  const signer = row === 'signed' ? await prepareSignedTokens({ ...env, NODE_OPTIONS: '' }) : undefined;
   const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
   let sequence = 0;
   const requests: Record<
@@ -52,6 +55,10 @@ async function profileServer(plain: Record<string, string>) {
     }
   > = {
     'setup-check': { path: '/api/agent/setup-check', headers: { authorization: `Bearer ${token}` } },
+    signed: {
+      path: '/api/agent/setup-check',
+      requests: signer ? [signedSetupCheck(await signedSetupCheckUrl(server.url), signer)] : [],
+    },
     upcoming: { path: '/api/events/upcoming' },
     mcp: { path: '/api/mcp', ...mcpToolCall('', 'ic_activity_get_recent', { limit: 5 }, token) },
     sandbox: {

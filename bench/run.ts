@@ -4,7 +4,8 @@
 // BENCH_ONLY=pg runs only the two-instance PostgreSQL writes (bench/postgres-writes.ts); the full
 // run measures them too when PostgreSQL answers (BENCH_PG=0 leaves them out).
 // BENCH_ONLY=mcp runs only the MCP transport comparison (bench/mcp-transports.ts); BENCH_ONLY=signed
-// only the signed-vs-bearer setup-check rows (bench/signed-requests.ts); BENCH_ONLY=surfaces one
+// only the signed setup-check rows, beside the bearer call and its floor (bench/signed-requests.ts,
+// BENCH_SIGNED_ROUNDS interleaved rounds; the full run measures one); BENCH_ONLY=surfaces one
 // bearer read on REST, MCP and A2A (bench/surfaces.ts).
 
 import { rmSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { postgresFloor, postgresFloorSummary } from './postgres-floor.ts';
 import { MEMBERS, postgresWrites, postgresWritesSummary } from './postgres-writes.ts';
 import { researchBench } from './research-run.ts';
 import { reportSetupCheckRounds, setupCheckRounds } from './setup-check-rounds.ts';
-import { prepareSignedTokens, signedSummary, signedVsBearer } from './signed-requests.ts';
+import { prepareSignedTokens, SIGNED_FLOOR_SERVE, signedRounds, signedSummary } from './signed-requests.ts';
 import {
   benchEnvironment,
   CONNECTIONS,
@@ -112,11 +113,11 @@ if (only === 'signed') {
   try {
     cli(['migrate'], env);
     const tokens = await prepareSignedTokens(env);
-    const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
-    const signedRows = await signedVsBearer(server.url, server.child.pid!, tokens);
+    const server = await startProcess(SIGNED_FLOOR_SERVE, env, '/healthz');
+    const signed = await signedRounds(server, tokens, Number(process.env.BENCH_SIGNED_ROUNDS ?? 3));
     await server.stop();
-    report(signedRows, [signedRows[0]]);
-    console.log(signedSummary(signedRows));
+    report(signed.flatMap((side) => side.rounds));
+    console.log(signedSummary(signed));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -234,8 +235,6 @@ try {
     await load('(e3) A2A tasks/send ic_get_my_membership', membershipReads.a2a, server.child.pid),
   ];
   rows.push(...membershipRows);
-  const signedRows = await signedVsBearer(server.url, server.child.pid!, signedTokens);
-  rows.push(...signedRows);
   // (e2) and (e3) as the issue sets them: MCP and A2A against the same operation's bearer REST row.
   const surfaceComparison = await surfaceRounds(server.url, server.child.pid!, reader.token);
   const memberReadRounds = await memberReadScenarios(server.url, server.child.pid!, {
@@ -251,6 +250,10 @@ try {
   await hello.stop();
   const rssAfter = residentMb(server.child.pid!);
   await server.stop();
+  // The signed rows on a server of their own, which carries (g1v)'s floor (bench/signed-floor.mjs).
+  const signedServer = await startProcess(SIGNED_FLOOR_SERVE, env, '/healthz');
+  const signed = await signedRounds(signedServer, signedTokens, 1);
+  await signedServer.stop();
   const ownCode = await ownCodePerRead(env);
   const ownCodeBearer = await ownCodePerRead(env, '/api/agent/setup-check', {
     authorization: `Bearer ${token}`,
@@ -307,6 +310,8 @@ try {
       `(d-pg) not measured: ${process.env.BENCH_PG === '0' ? 'BENCH_PG=0' : 'PostgreSQL does not answer at BENCH_POSTGRES_URL'}`,
     );
   reportSurfaces(surfaceComparison);
+  report(signed.flatMap((side) => side.rounds));
+  console.log(signedSummary(signed));
   reportSetupCheckRounds(setupChecks);
   console.log(`issue 4's comparisons, round by round (the table above shows the median round):`);
   // Each round's two hello worlds (autocannon's, then wrk's) are the baselines of the rows after them.

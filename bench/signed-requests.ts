@@ -1,14 +1,20 @@
-// Issue 18's row: GET /api/agent/setup-check signed (RFC 9421, Ed25519, a fresh nonce per request)
-// side by side with the same call with the bearer only, on one server. BENCH_ONLY=signed runs it alone.
+// The signed-request rows, BENCH_ONLY=signed: GET /api/agent/setup-check signed (RFC 9421, Ed25519,
+// a fresh nonce per request, and with none) beside the same call with the bearer only and beside its floor, the
+// bearer call plus one bare Ed25519 verification (bench/signed-floor.mjs), on one server, in
+// interleaved rounds (BENCH_SIGNED_ROUNDS, 3 by default).
 import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
 import type autocannon from 'autocannon';
-import { type InnerList, parseDictionary } from 'structured-headers';
 import { systemClock } from '../src/clock.ts';
 import { bindSigningKey, setSigningEnforcement } from '../src/domain/auth/signing-keys.ts';
-import { signatureBase } from '../src/operations/pipeline/signature-base.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { WriteBatcher } from '../src/storage/write-batcher.ts';
-import { type Figures, load, mintBenchToken } from './support.ts';
+import {
+  interleavedRounds,
+  mintBenchToken,
+  type RoundMedians,
+  type RoundSide,
+  type Server,
+} from './support.ts';
 
 export interface SignedTokens {
   bearer: string;
@@ -45,17 +51,41 @@ export async function prepareSignedTokens(env: Record<string, string>): Promise<
   }
 }
 
-/** The headers of one signed GET, as an agent would compute them: a fresh created and nonce each time. */
-function signedHeaders(url: string, tokens: SignedTokens): Record<string, string> {
+/** The header bench/signed-floor.mjs answers with one bare Ed25519 verification. */
+const FLOOR_HEADER = 'x-bench-verify';
+/** The service's start when the signed rows run: with (g1v)'s floor loaded into its process. */
+export const SIGNED_FLOOR_SERVE = [
+  '--import',
+  './bench/signed-floor.mjs',
+  'bin/agent-commons.js',
+  'serve',
+  '--no-seed',
+];
+
+/**
+ * The headers of one signed GET, as an agent would compute them: a fresh created and nonce each
+ * time. The base is written out here rather than built by the library, so the load generator spends
+ * little more than the signing on each request; the server checks it before the load (expectReady).
+ */
+function signedHeaders(url: string, tokens: SignedTokens, nonce = true): Record<string, string> {
   const created = Math.floor(Date.now() / 1000);
-  const inputValue = `("@method" "@authority" "@target-uri");created=${created};keyid="${tokens.keyId}";alg="ed25519";nonce="${randomUUID()}"`;
-  const input = parseDictionary(`sig1=${inputValue}`).get('sig1') as InnerList;
-  const base = signatureBase({ method: 'GET', url, headers: {} }, input);
+  const params = `("@method" "@authority" "@target-uri");created=${created};keyid="${tokens.keyId}";alg="ed25519"${nonce ? `;nonce="${randomUUID()}"` : ''}`;
+  const { host } = new URL(url);
+  const base = `"@method": GET\n"@authority": ${host}\n"@target-uri": ${url}\n"@signature-params": ${params}`;
   const signature = sign(null, Buffer.from(base), tokens.privateKey).toString('base64');
   return {
     authorization: `Bearer ${tokens.signed}`,
-    'signature-input': `sig1=${inputValue}`,
+    'signature-input': `sig1=${params}`,
     signature: `sig1=:${signature}:`,
+  };
+}
+
+/** (g2)'s request for autocannon: `url` is the setup-check's as signed, signed afresh for every request. */
+export function signedSetupCheck(url: string, tokens: SignedTokens, nonce = true): autocannon.Request {
+  return {
+    method: 'GET',
+    path: new URL(url).pathname,
+    setupRequest: (request) => ({ ...request, headers: signedHeaders(url, tokens, nonce) }),
   };
 }
 
@@ -66,39 +96,68 @@ async function expectReady(label: string, url: string, headers: Record<string, s
     throw new Error(`${label}: ${response.status} ${JSON.stringify(body)}`);
 }
 
-/** The two rows, bearer first; both checked to be ready:true before the load. */
-export async function signedVsBearer(
-  serverUrl: string,
-  pid: number,
-  tokens: SignedTokens,
-): Promise<[Figures, Figures]> {
-  const url = `${serverUrl}/api/agent/setup-check`;
-  // Signed as the service names itself (PUBLIC_URL), which the discovery document tells.
+/**
+ * The rows' requests: (g1) bearer only, (g1v) the same plus one bare verification, (g2) signed, and
+ * (g2') signed with no nonce, which parts the nonce's claim from the rest of the signed path.
+ */
+/**
+ * The setup-check's URL as a signature names it: as the service names itself (PUBLIC_URL, here with
+ * the port 0 the bench starts it on, so the request's Host is not one of its names), which the
+ * discovery document tells.
+ */
+export async function signedSetupCheckUrl(serverUrl: string): Promise<string> {
   const agentDocument = (await (await fetch(`${serverUrl}/.well-known/ai-agent.json`)).json()) as {
     signed_requests: { target_uri_base: string };
   };
-  const signedUrl = `${agentDocument.signed_requests.target_uri_base}/api/agent/setup-check`;
-  await expectReady('bearer', url, { authorization: `Bearer ${tokens.bearer}` });
-  await expectReady('signed', url, signedHeaders(signedUrl, tokens));
-  const bearer = await load(
-    '(g1) GET /api/agent/setup-check, bearer only',
-    { url, headers: { authorization: `Bearer ${tokens.bearer}` } },
-    pid,
-  );
-  const signedRequest: autocannon.Request = {
-    method: 'GET',
-    path: '/api/agent/setup-check',
-    setupRequest: (request) => ({ ...request, headers: signedHeaders(signedUrl, tokens) }),
-  };
-  const signed = await load(
-    '(g2) GET /api/agent/setup-check, signed (Ed25519, nonce)',
-    { url, requests: [signedRequest] },
-    pid,
-  );
-  return [bearer, signed];
+  return `${agentDocument.signed_requests.target_uri_base}/api/agent/setup-check`;
 }
 
-export function signedSummary([bearer, signed]: [Figures, Figures]): string {
-  const share = Math.round((100 * signed.requestsPerSecond) / bearer.requestsPerSecond);
-  return `signed requests: bearer only ${bearer.requestsPerSecond} req/s (${bearer.cpuPerRequest} µs server CPU/req), signed ${signed.requestsPerSecond} req/s (${signed.cpuPerRequest} µs server CPU/req): signed/bearer ${share}% (target >= 60%), non-2xx ${signed.non2xx}`;
+async function signedSides(server: Server, tokens: SignedTokens): Promise<RoundSide[]> {
+  const url = `${server.url}/api/agent/setup-check`;
+  const signedUrl = await signedSetupCheckUrl(server.url);
+  const bearer = { authorization: `Bearer ${tokens.bearer}` };
+  const floor = { ...bearer, [FLOOR_HEADER]: '1' };
+  await expectReady('bearer', url, bearer);
+  await expectReady('floor', url, floor);
+  await expectReady('signed', url, signedHeaders(signedUrl, tokens));
+  return [
+    { label: '(g1) GET /api/agent/setup-check, bearer only', server, request: { url, headers: bearer } },
+    { label: '(g1v) the same plus one bare Ed25519 verify', server, request: { url, headers: floor } },
+    {
+      label: '(g2) GET /api/agent/setup-check, signed (Ed25519, nonce)',
+      server,
+      request: { url, requests: [signedSetupCheck(signedUrl, tokens)] },
+    },
+    {
+      label: "(g2') the same signed with no nonce (nothing stored)",
+      server,
+      request: { url, requests: [signedSetupCheck(signedUrl, tokens, false)] },
+    },
+  ];
+}
+
+/** (g1), (g1v) and (g2) in interleaved rounds on one server started with SIGNED_FLOOR_SERVE. */
+export async function signedRounds(
+  server: Server,
+  tokens: SignedTokens,
+  rounds: number,
+): Promise<RoundMedians[]> {
+  return interleavedRounds('signed requests', await signedSides(server, tokens), rounds);
+}
+
+export function signedSummary([bearer, floor, signed, unstored]: RoundMedians[]): string {
+  const byRound = (share: (index: number) => number) =>
+    signed.rounds.map((_, index) => Math.round(100 * share(index))).join(' %, ');
+  // Server CPU per request moves far less than req/s on a shared machine: floor CPU over signed CPU
+  // is the share of the floor's req/s the signed call would reach on a core of its own.
+  const byRps = byRound((i) => signed.rounds[i].requestsPerSecond / floor.rounds[i].requestsPerSecond);
+  const byCpu = byRound((i) => (floor.rounds[i].cpuPerRequest ?? 0) / (signed.rounds[i].cpuPerRequest ?? 1));
+  const verify = Math.round(floor.cpu - bearer.cpu);
+  const beyond = Math.round(signed.cpu - floor.cpu);
+  return (
+    `signed requests, medians: (g1) bearer ${bearer.rps} req/s (${bearer.cpu} µs server CPU/req), (g1v) floor ${floor.rps} req/s (${floor.cpu} µs), ` +
+    `(g2) signed ${signed.rps} req/s (${signed.cpu} µs), (g2') with no nonce ${unstored.rps} req/s (${unstored.cpu} µs); ` +
+    `one verification costs ${verify} µs in the floor, the signed path ${beyond} µs beyond it, of which the nonce's claim ${Math.round(signed.cpu - unstored.cpu)} µs; ` +
+    `signed/floor by round, req/s ${byRps} %, server CPU ${byCpu} % (target >= 90 %), non-2xx ${signed.rounds.reduce((sum, round) => sum + round.non2xx, 0)}`
+  );
 }

@@ -169,7 +169,7 @@ export function median(values: number[]): number {
   return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 }
 
-/** One of two servers loaded in turns by interleavedRounds. */
+/** One of the sides (servers, or requests to one server) loaded in turns by interleavedRounds. */
 export interface RoundSide {
   label: string;
   server: Server;
@@ -178,41 +178,55 @@ export interface RoundSide {
   note?: () => string;
 }
 
-/** A side's medians over the rounds. */
+/** A side's medians over the rounds, and each round's figures. */
 export interface RoundMedians {
   rps: number;
   cpu: number;
+  rounds: Figures[];
 }
 
 /**
- * Loads two servers in interleaved rounds (the first goes first in odd rounds, second in even ones),
- * prints every round, and returns each side's medians: a before-and-after on the same machine and
- * minutes. Prints the second side's change against the first.
+ * Loads the sides in interleaved rounds (each round starts one side later: with two, the first goes
+ * first in odd rounds, the second in even ones), prints every round, and returns each side's
+ * medians: a before-and-after on the same machine and minutes. Prints each side's change against
+ * the first.
  */
 export async function interleavedRounds(
   name: string,
-  sides: [RoundSide, RoundSide],
+  sides: RoundSide[],
   rounds: number,
-): Promise<[RoundMedians, RoundMedians]> {
-  const figures = sides.map(() => ({ rps: [] as number[], cpu: [] as number[] }));
+): Promise<RoundMedians[]> {
+  const figures = sides.map(() => ({ rps: [] as number[], cpu: [] as number[], rounds: [] as Figures[] }));
   for (let round = 1; round <= rounds; round++) {
-    for (const index of round % 2 ? [0, 1] : [1, 0]) {
+    for (let turn = 0; turn < sides.length; turn++) {
+      const index = (round - 1 + turn) % sides.length;
       const side = sides[index];
       const result = await load(`${round}: ${name} ${side.label}`, side.request, side.server.child.pid);
       figures[index].rps.push(result.requestsPerSecond);
       figures[index].cpu.push(result.cpuPerRequest ?? 0);
+      figures[index].rounds.push(result);
       console.log(
         `round ${round} ${side.label}: ${result.requestsPerSecond} req/s, ${result.cpuPerRequest} µs/req, ` +
           `${result.non2xx} non-2xx${side.note ? `, ${side.note()}` : ''}`,
       );
     }
   }
-  const [first, second] = figures.map((each) => ({ rps: median(each.rps), cpu: median(each.cpu) }));
+  const medians = figures.map((each) => ({
+    rps: median(each.rps),
+    cpu: median(each.cpu),
+    rounds: each.rounds,
+  }));
+  const [first] = medians;
+  const others = medians
+    .slice(1)
+    .map(
+      (side, index) =>
+        `${sides[index + 1].label} ${side.rps} req/s (${side.cpu} µs): ${(((side.rps - first.rps) / first.rps) * 100).toFixed(1)} %`,
+    );
   console.log(
-    `${name} medians: ${sides[0].label} ${first.rps} req/s (${first.cpu} µs), ${sides[1].label} ${second.rps} req/s ` +
-      `(${second.cpu} µs): ${(((second.rps - first.rps) / first.rps) * 100).toFixed(1)} %`,
+    `${name} medians: ${sides[0].label} ${first.rps} req/s (${first.cpu} µs), ${others.join(', ')}`,
   );
-  return [first, second];
+  return medians;
 }
 
 export function cli(args: string[], env: Record<string, string>): string {

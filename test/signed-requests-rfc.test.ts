@@ -5,6 +5,7 @@ import { parseDictionary } from 'structured-headers';
 import {
   contentDigestOf,
   contentDigestProblem,
+  profileSignatureBase,
   signatureBase,
 } from '../src/operations/pipeline/signature-base.ts';
 
@@ -83,5 +84,37 @@ describe('RFC 9421 test vectors', () => {
       'the Content-Digest header is missing (RFC 9530, sha-256)',
     );
     assert.equal(contentDigestProblem('md5=:AAAA:', BODY), 'Content-Digest carries no sha-256 digest');
+  });
+});
+
+describe('the profile’s own signature base', () => {
+  const requests = [
+    { method: 'get', url: 'http://127.0.0.1:3000/api/agent/setup-check', headers: {} },
+    { method: 'GET', url: 'https://agents.example.org/api/activity/me?limit=5&x=%20', headers: {} },
+    {
+      method: 'POST',
+      url: 'http://localhost:3000/api/a2a',
+      headers: {
+        'content-digest': ' sha-256=:RK/0qy18MlBSVnWgjwz6lZEWjP/lF5HF9bvEF8FabDg=: ',
+        'signature-agent': ['"https://agent.example/directory"', '"https://other.example/"'],
+      },
+    },
+  ];
+  const inputs = [
+    'sig1=("@method" "@authority" "@target-uri");created=1618884473;keyid="kid_abc";alg="ed25519"',
+    'sig1=("@target-uri" "@method" "@authority" "content-digest" "signature-agent");created=1618884473;keyid="abc";alg="ed25519";expires=1618884533;nonce="a+b/c=";tag="web-bot-auth"',
+    // Escapes, and parameters the profile refuses (a boolean, a decimal), which take the library's path.
+    String.raw`sig1=("@method" "@authority" "@target-uri");created=-1;nonce="a\"b\\c"`,
+    String.raw`sig1=("@method" "@authority" "@target-uri");created=1;flag;ratio=1.5`,
+  ];
+
+  test('is the library’s, byte for byte, for every component the profile covers', () => {
+    for (const request of requests)
+      for (const text of inputs) {
+        const input = parseDictionary(text).get('sig1') as Parameters<typeof signatureBase>[1];
+        if (!request.headers['content-digest'] && text.includes('content-digest')) continue;
+        const authority = new URL(request.url).host;
+        assert.equal(profileSignatureBase({ ...request, authority }, input), signatureBase(request, input));
+      }
   });
 });

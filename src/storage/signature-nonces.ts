@@ -22,25 +22,27 @@ const claim = prepare((db) =>
 );
 
 /**
- * Claims a signature nonce (reference §7) for every instance at once: one atomic upsert that inserts
- * the nonce, or takes over a row whose time is up, and reports whether it did. A nonce still live is
- * left as it is, and the claim answers false: the nonce was used before.
+ * Claims signature nonces (reference §7) for every instance at once: for each, one atomic upsert that
+ * inserts the nonce, or takes over a row whose time is up, and reports whether it did. A nonce still
+ * live is left as it is, and its claim answers false: the nonce was used before. The claims share
+ * one transaction.
  *
  * The row lives as long as the signature it came with could be accepted (its freshness window);
  * after that a replay fails on `created`, so nothing is lost by forgetting the nonce.
  */
-export async function claimNonce(
+export async function claimNonces(
   port: WritePort,
-  nonceKey: string,
-  expiresAt: number,
+  claims: readonly { nonceKey: string; expiresAt: number }[],
   now: number,
-): Promise<boolean> {
-  const sweep = ++claimsSinceSweep >= SWEEP_EVERY;
+): Promise<boolean[]> {
+  const sweep = (claimsSinceSweep += claims.length) >= SWEEP_EVERY;
   if (sweep) claimsSinceSweep = 0;
   return transact(port, async (trx) => {
     if (sweep) await trx.deleteFrom('signature_nonces').where('expires_at', '<', now).execute();
-    const claimed = await claim(trx, nonceKey, expiresAt, now);
-    return claimed.length === 1;
+    const claimed: boolean[] = [];
+    for (const { nonceKey, expiresAt } of claims)
+      claimed.push((await claim(trx, nonceKey, expiresAt, now)).length === 1);
+    return claimed;
   });
 }
 
@@ -54,19 +56,28 @@ interface NoncePorts extends WritePort {
   database: { engine: string };
 }
 
+interface PendingClaim {
+  nonceKey: string;
+  expiresAt: number;
+  answer(claimed: boolean): void;
+  fail(error: unknown): void;
+}
+
 /**
  * Several instances share PostgreSQL: the table is the one authority and every claim waits for it.
  *
  * The embedded engine is one process, the whole service: this process's memory refuses a reused
  * nonce at once, and a new one is accepted once its row is committed, so a restart (which reads the
- * table's live nonces first) forgets none, not even after kill -9. The commit is grouped with the
- * other writes of the moment by the write batcher.
+ * table's live nonces first) forgets none, not even after kill -9. The nonces claimed in one turn
+ * of the event loop are written as one unit (one transaction, or one savepoint of the write
+ * batcher's), not one each: per nonce, the unit's own cost was about a tenth of the verification's.
  */
 class EmbeddedNonces implements NonceStore {
   private readonly ports: NoncePorts;
   private readonly live = new Map<string, number>();
   private claimsSinceSweep = 0;
   private loading: Promise<void> | undefined;
+  private pending: PendingClaim[] = [];
 
   constructor(ports: NoncePorts, now: number) {
     this.ports = ports;
@@ -90,11 +101,26 @@ class EmbeddedNonces implements NonceStore {
     if (until !== undefined && until >= now) return false;
     this.live.set(nonceKey, expiresAt);
     // The call goes on only once the claim is committed: a nonce accepted before a crash is still
-    // refused after the restart (the write batcher groups these commits, so each is not an fsync).
-    return claimNonce(this.ports, nonceKey, expiresAt, now).catch((error) => {
-      this.live.delete(nonceKey);
-      throw error;
+    // refused after the restart.
+    return new Promise<boolean>((answer, fail) => {
+      if (this.pending.push({ nonceKey, expiresAt, answer, fail }) === 1) setImmediate(() => this.write(now));
     });
+  }
+
+  private write(now: number): void {
+    const claims = this.pending;
+    this.pending = [];
+    claimNonces(this.ports, claims, now).then(
+      (claimed) => {
+        for (const [index, { answer }] of claims.entries()) answer(claimed[index]);
+      },
+      (error: unknown) => {
+        for (const { nonceKey, fail } of claims) {
+          this.live.delete(nonceKey);
+          fail(error);
+        }
+      },
+    );
   }
 
   private sweep(now: number): void {
@@ -112,7 +138,10 @@ export function nonceStore(ports: NoncePorts, now: number): NonceStore {
   store =
     ports.database.engine === 'sqlite'
       ? new EmbeddedNonces(ports, now)
-      : { claim: (key, expiresAt, at) => claimNonce(ports, key, expiresAt, at) };
+      : {
+          claim: async (nonceKey, expiresAt, at) =>
+            (await claimNonces(ports, [{ nonceKey, expiresAt }], at))[0],
+        };
   stores.set(ports.writes, store);
   return store;
 }

@@ -49,6 +49,22 @@ export function member(fields: Dictionary, name: string): Item | InnerList {
   return value;
 }
 
+/** One Ed25519 signature under the profile's label, as signers send it: 64 bytes, base64 with padding. */
+const LONE_SIGNATURE = new RegExp(`^${SIGNATURE_LABEL}=:([A-Za-z0-9+/]{86}==):$`);
+
+/**
+ * The bytes of the Signature header's member. The usual header (the one member, one signature) is
+ * read with a regular expression and a base64 decode instead of the general structured-field
+ * parser: the bytes are the same, and any other header goes through the parser.
+ */
+export function signatureBytes(header: string): Buffer {
+  const lone = LONE_SIGNATURE.exec(header);
+  if (lone) return Buffer.from(lone[1], 'base64');
+  const signature = member(dictionary(header, 'Signature'), 'Signature');
+  if (!(signature[0] instanceof ArrayBuffer)) refuse(`Signature ${SIGNATURE_LABEL} must be a byte sequence`);
+  return Buffer.from(signature[0]);
+}
+
 export function checkParameters(
   params: Map<string, unknown>,
   keyId: string,

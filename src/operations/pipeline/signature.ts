@@ -1,4 +1,4 @@
-import { createHash, verify } from 'node:crypto';
+import { hash, verify } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isInnerList } from 'structured-headers';
 import { ApiError } from '../../core/errors.ts';
@@ -8,7 +8,7 @@ import type { Deps } from '../services.ts';
 import type { CallRequest, HttpMessage } from '../types.ts';
 import type { Authentication } from './authenticate.ts';
 import { type JudgedAuthority, judgedAuthority } from './signature-authority.ts';
-import { contentDigestProblem, ed25519PublicKey, signatureBase } from './signature-base.ts';
+import { contentDigestProblem, ed25519PublicKey, profileSignatureBase } from './signature-base.ts';
 import {
   checkComponents,
   checkParameters,
@@ -20,6 +20,7 @@ import {
   refuse,
   SIGNATURE_AGENT,
   SIGNATURE_LABEL,
+  signatureBytes,
 } from './signature-rules.ts';
 
 /**
@@ -116,7 +117,7 @@ async function check(
   try {
     const verified = verifyMessage(deps.config.publicUrl, token, headers, http, now);
     if (verified.nonce !== undefined) {
-      const key = createHash('sha256').update(`${verified.keyId} ${verified.nonce}`).digest('base64url');
+      const key = hash('sha256', `${verified.keyId} ${verified.nonce}`, 'base64url');
       const until = (Math.max(verified.created, Math.floor(now / 1000)) + FRESHNESS_SECONDS + 1) * 1000;
       const claimed = nonceStore(deps, now).claim(key, until, now);
       if (!(claimed instanceof Promise ? await claimed : claimed)) refuse('nonce already used');
@@ -151,10 +152,9 @@ function verifyMessage(
   const key = token.signingKey;
   if (!key) refuse('no signing key is bound to this token (it was never registered, or it was revoked)');
   const input = member(dictionary(inputHeader, 'Signature-Input'), 'Signature-Input');
-  const signature = member(dictionary(signatureHeader, 'Signature'), 'Signature');
+  const bytes = signatureBytes(signatureHeader);
   if (!isInnerList(input))
     refuse(`Signature-Input ${SIGNATURE_LABEL} must be an inner list of covered components`);
-  if (!(signature[0] instanceof ArrayBuffer)) refuse(`Signature ${SIGNATURE_LABEL} must be a byte sequence`);
   const params = checkParameters(input[1], key.id, now);
   const hasBody = http.body !== undefined && http.body !== '';
   checkComponents(input[0], hasBody, headers[SIGNATURE_AGENT] !== undefined);
@@ -162,11 +162,10 @@ function verifyMessage(
     const problem = contentDigestProblem(joined(headers['content-digest']), http.body as string);
     if (problem) refuse(problem);
   }
-  const bytes = Buffer.from(signature[0]);
   if (bytes.length !== 64) refuse('the signature is not 64 bytes long, as an Ed25519 signature is');
   const judged = judgedAuthority(publicUrl, headers.host);
   const url = `${judged.origin}${http.target}`;
-  const base = signatureBase({ method: http.method, url, headers }, input);
+  const base = profileSignatureBase({ method: http.method, authority: judged.expected, url, headers }, input);
   if (!verify(null, Buffer.from(base), ed25519PublicKey(key.x), bytes))
     throw new Unverified(judged, headers.host, url);
   return { keyId: key.id, ...params };
