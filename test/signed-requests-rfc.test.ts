@@ -105,7 +105,7 @@ describe('the profile’s own signature base', () => {
     'sig1=("@target-uri" "@method" "@authority" "content-digest" "signature-agent");created=1618884473;keyid="abc";alg="ed25519";expires=1618884533;nonce="a+b/c=";tag="web-bot-auth"',
     // Escapes, and parameters the profile refuses (a boolean, a decimal), which take the library's path.
     String.raw`sig1=("@method" "@authority" "@target-uri");created=-1;nonce="a\"b\\c"`,
-    String.raw`sig1=("@method" "@authority" "@target-uri");created=1;flag;ratio=1.5`,
+    'sig1=("@method" "@authority" "@target-uri");created=1;flag;ratio=1.5',
   ];
 
   test('is the library’s, byte for byte, for every component the profile covers', () => {

@@ -35,7 +35,8 @@ export async function claimNonces(
   claims: readonly { nonceKey: string; expiresAt: number }[],
   now: number,
 ): Promise<boolean[]> {
-  const sweep = (claimsSinceSweep += claims.length) >= SWEEP_EVERY;
+  claimsSinceSweep += claims.length;
+  const sweep = claimsSinceSweep >= SWEEP_EVERY;
   if (sweep) claimsSinceSweep = 0;
   return transact(port, async (trx) => {
     if (sweep) await trx.deleteFrom('signature_nonces').where('expires_at', '<', now).execute();
