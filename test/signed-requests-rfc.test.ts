@@ -8,6 +8,7 @@ import {
   profileSignatureBase,
   signatureBase,
 } from '../src/operations/pipeline/signature-base.ts';
+import { Refused, signatureInput } from '../src/operations/pipeline/signature-rules.ts';
 
 /** RFC 9421 B.1.4, the Ed25519 test key. */
 const PRIVATE_KEY =
@@ -116,5 +117,33 @@ describe('the profile’s own signature base', () => {
         const authority = new URL(request.url).host;
         assert.equal(profileSignatureBase({ ...request, authority }, input), signatureBase(request, input));
       }
+  });
+});
+
+describe('Signature-Input, as the signature step reads it', () => {
+  const headers = [
+    'sig1=("@method" "@authority" "@target-uri");created=1618884473;keyid="kid_abc";alg="ed25519";nonce="a+b/c= x"',
+    'sig1=("@target-uri" "@method" "@authority" "content-digest" "signature-agent");created=1618884473;keyid="abc";alg="ed25519";expires=1618884533;tag="web-bot-auth";nonce=""',
+    'sig1=();created=0001',
+    'sig1=("@method")',
+    // Shapes the usual header does not take, which go through the structured-field parser.
+    'sig1=("@method" "@authority");created=1;created=2;keyid="k"',
+    String.raw`sig1=("@method" "@authority" "@target-uri");created=-1;nonce="a\"b\\c"`,
+    'sig1=("@method";req "@authority");created=1;flag;ratio=1.5;tok=abc',
+    'sig1=(  "@method"  "@authority" );created=1',
+    'sig0=("@method"), sig1=("@authority");created=1',
+    'sig1=("@method");created=1, sig2=("@authority")',
+    'sig1=:AAAA:;created=1',
+    'sig1="@method";created=1',
+  ];
+
+  test('is the structured-field parser’s reading, for the usual header and any other', () => {
+    for (const header of headers)
+      assert.deepEqual(signatureInput(header), parseDictionary(header).get('sig1'), header);
+  });
+
+  test('a header the parser refuses is refused with its reason', () => {
+    for (const header of ['sig1=("@method"', 'sig1=("@METHOD")x', 'sig2=("@method")'])
+      assert.throws(() => signatureInput(header), Refused, header);
   });
 });

@@ -60,8 +60,11 @@ export interface HttpMessage {
   /** The body as received, when there is one (its Content-Digest is checked against these bytes). */
   body: string | undefined;
   /** The verification's outcome, kept for the other calls of the same request. */
-  verdict?: Promise<ApiError | undefined>;
+  verdict?: Verdict;
 }
+
+/** A signature's problem, or null when it is good; a promise while its nonce's claim is written. */
+export type Verdict = ApiError | null | Promise<ApiError | null>;
 
 /**
  * Another call on behalf of the same caller (A2A dispatch, batch items). Built as one literal: a

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { AUTH_LISTENER_NAME, type AuthListener, listenForAuthChanges } from './auth-listener.ts';
 import { InvalidatingCache } from './invalidating-cache.ts';
 import { namingPool } from './named-statements.ts';
-import { refuseToPrepare, registerDirectRunner } from './prepared.ts';
+import { type DirectRunner, refuseToPrepare, registerDirectRunner } from './prepared.ts';
 import type { Db } from './schema.ts';
 import { StorageCondition } from './storage-condition.ts';
 import type { CounterStoreLog } from './window-counters.ts';
@@ -54,6 +54,13 @@ export interface Database {
   lockWaitMs?: number;
   /** The embedded engine's own handle, for the research index's synchronous full-text reads. */
   sqlite?: SQLite.Database;
+  /**
+   * The embedded engine: runs `work` in a transaction of its own and commits it before returning,
+   * all synchronously, when no transaction is open on the one connection (else undefined, and
+   * nothing ran): a short write that must be committed before its caller goes on, without a turn
+   * of the write batcher. `run` runs one statement (its rows; none for a write).
+   */
+  writeAtOnce?<T>(work: (run: DirectRunner) => T): { value: T } | undefined;
   /**
    * Runs fn on a connection free of the statement timeout (PostgreSQL: a pool of one of its own,
    * opened for the call), for migrations: DDL on a large table, or waiting for another instance's
@@ -120,12 +127,13 @@ function openSqlite(path: string): Database {
   const watch = watchCachedTables(authCache);
   const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
   refuseToPrepare(db, (node) => watch.watches(node));
-  registerDirectRunner(db, (text, parameters) => {
+  const direct: DirectRunner = (text, parameters) => {
     const statement = cached.prepare(text);
     if (statement.reader) return statement.all(parameters);
     statement.run(parameters);
     return [];
-  });
+  };
+  registerDirectRunner(db, direct);
   return {
     db,
     engine: 'sqlite',
@@ -134,6 +142,18 @@ function openSqlite(path: string): Database {
     sqlite,
     storage,
     useLog: (log) => storage.useLog(log),
+    writeAtOnce: (work) => {
+      if (sqlite.inTransaction) return undefined;
+      direct('begin immediate', []);
+      try {
+        const value = work(direct);
+        direct('commit', []);
+        return { value };
+      } catch (error) {
+        if (sqlite.inTransaction) direct('rollback', []);
+        throw error;
+      }
+    },
     probeWrite: async () => {
       // Rewriting the header's user_version with its own value writes a page and commits, as any
       // write does; through Kysely's handle, so the storage condition sees the outcome.

@@ -93,6 +93,26 @@ export function prepare<Row>(
 }
 
 /**
+ * A query compiled once per database, run on a DirectRunner (the embedded engine's connection, as
+ * Database.writeAtOnce hands it): no promise at all.
+ */
+export function prepareDirect<Row>(build: (db: Db) => Compilable<Row>) {
+  const compiled = new WeakMap<object, CompiledQuery<Row>>();
+  return (db: Db, run: DirectRunner, ...args: unknown[]): Row[] => {
+    const adapter = db.getExecutor().adapter;
+    let query = compiled.get(adapter);
+    if (!query) {
+      query = build(db).compile();
+      compiled.set(adapter, query);
+    }
+    const parameters = query.parameters.map((p) =>
+      typeof p === 'string' && p.startsWith(SENTINEL) ? args[Number(p.slice(SENTINEL.length))] : p,
+    );
+    return run(query.sql, parameters) as Row[];
+  };
+}
+
+/**
  * A prepared statement (PostgreSQL only) whose rows are awaited after its transaction ends: inside
  * one it travels with the next statement, at the latest the COMMIT, so a transaction of this one
  * statement costs one round trip (src/storage/statement-groups.ts). `rows` settles with the group it

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
-import { arg, numberArg, prepare } from './prepared.ts';
-import type { Executor } from './schema.ts';
+import type { Database } from './database.ts';
+import { arg, numberArg, prepare, prepareDirect } from './prepared.ts';
+import type { Db } from './schema.ts';
 import { transact, type WritePort } from './transactions.ts';
 
 /** Expired rows are deleted once every this many claims (per instance), so the table stays small. */
@@ -8,7 +9,7 @@ const SWEEP_EVERY = 1000;
 let claimsSinceSweep = 0;
 
 /** Inserts the nonce, or takes over its row once expired; returns the row only when it did. */
-const claim = prepare((db) =>
+const claimQuery = (db: Db) =>
   db
     .insertInto('signature_nonces')
     .values({ nonce_key: arg(0), expires_at: numberArg(1) })
@@ -18,7 +19,11 @@ const claim = prepare((db) =>
         .doUpdateSet({ expires_at: sql`excluded.expires_at` })
         .where('signature_nonces.expires_at', '<', numberArg(2)),
     )
-    .returning('nonce_key'),
+    .returning('nonce_key');
+const claim = prepare(claimQuery);
+const claimAtOnce = prepareDirect(claimQuery);
+const sweepAtOnce = prepareDirect((db) =>
+  db.deleteFrom('signature_nonces').where('expires_at', '<', numberArg(0)),
 );
 
 /**
@@ -35,9 +40,7 @@ export async function claimNonces(
   claims: readonly { nonceKey: string; expiresAt: number }[],
   now: number,
 ): Promise<boolean[]> {
-  claimsSinceSweep += claims.length;
-  const sweep = claimsSinceSweep >= SWEEP_EVERY;
-  if (sweep) claimsSinceSweep = 0;
+  const sweep = sweepDue(claims.length);
   return transact(port, async (trx) => {
     if (sweep) await trx.deleteFrom('signature_nonces').where('expires_at', '<', now).execute();
     const claimed: boolean[] = [];
@@ -47,14 +50,22 @@ export async function claimNonces(
   });
 }
 
+/** Whether the table's expired rows are to be deleted along with these claims. */
+function sweepDue(claims: number): boolean {
+  claimsSinceSweep += claims;
+  if (claimsSinceSweep < SWEEP_EVERY) return false;
+  claimsSinceSweep = 0;
+  return true;
+}
+
 /** What the signature step needs: claim a nonce once, synchronously when the store can. */
 export interface NonceStore {
   claim(nonceKey: string, expiresAt: number, now: number): boolean | Promise<boolean>;
 }
 
 interface NoncePorts extends WritePort {
-  db: Executor;
-  database: { engine: string };
+  db: Db;
+  database: Pick<Database, 'engine' | 'writeAtOnce'>;
 }
 
 interface PendingClaim {
@@ -111,22 +122,46 @@ class EmbeddedNonces implements NonceStore {
   private write(now: number): void {
     const claims = this.pending;
     this.pending = [];
+    let written: { value: boolean[] } | undefined;
+    try {
+      written = this.ports.database.writeAtOnce?.((run) => {
+        if (sweepDue(claims.length)) sweepAtOnce(this.ports.db, run, now);
+        return claims.map(
+          ({ nonceKey, expiresAt }) => claimAtOnce(this.ports.db, run, nonceKey, expiresAt, now).length === 1,
+        );
+      });
+    } catch (error) {
+      this.failed(claims, error);
+      return;
+    }
+    if (written) {
+      for (const [index, { answer }] of claims.entries()) answer((written.value as boolean[])[index]);
+      return;
+    }
     claimNonces(this.ports, claims, now).then(
       (claimed) => {
         for (const [index, { answer }] of claims.entries()) answer(claimed[index]);
       },
-      (error: unknown) => {
-        for (const { nonceKey, fail } of claims) {
-          this.live.delete(nonceKey);
-          fail(error);
-        }
-      },
+      (error: unknown) => this.failed(claims, error),
     );
+  }
+
+  private failed(claims: PendingClaim[], error: unknown): void {
+    for (const { nonceKey, fail } of claims) {
+      this.live.delete(nonceKey);
+      fail(error);
+    }
   }
 
   private sweep(now: number): void {
     this.claimsSinceSweep = 0;
-    for (const [key, until] of this.live) if (until < now) this.live.delete(key);
+    // The map is in the order the nonces were first claimed, which is nearly their expiry's: the
+    // sweep stops at the first live one (one whose expiry is further out only holds the ones after
+    // it a little longer, and a lookup checks the expiry anyway).
+    for (const [key, until] of this.live) {
+      if (until >= now) break;
+      this.live.delete(key);
+    }
   }
 }
 

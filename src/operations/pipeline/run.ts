@@ -179,11 +179,12 @@ function authenticateCaller(call: Call): Promise<void> | undefined {
 function authenticated(call: Call, auth: Authentication): Promise<void> | undefined {
   call.auth = auth;
   const signing = verifySignature(call.deps, call.request, auth, call.now);
-  if (signing)
+  if (signing instanceof Promise)
     return signing.then((signed) => {
       call.auth = signed;
       settlePrincipal(call);
     });
+  if (signing) call.auth = signing;
   settlePrincipal(call);
   return undefined;
 }

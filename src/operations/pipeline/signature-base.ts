@@ -74,8 +74,11 @@ function signatureParams(input: InnerList): string {
 
 /** An sf-string (the parser has checked that it holds printable ASCII only). */
 function quoted(value: string): string {
-  return `"${value.replace(/[\\"]/g, '\\$&')}"`;
+  // Most values need no escape; testing for one costs less than a replace that finds none.
+  return NEEDS_ESCAPE.test(value) ? `"${value.replace(/[\\"]/g, '\\$&')}"` : `"${value}"`;
 }
+
+const NEEDS_ESCAPE = /[\\"]/;
 
 function componentValue(name: string, message: ProfileMessage): string {
   if (name === '@method') return message.method.toUpperCase();

@@ -5,22 +5,21 @@ import { ApiError } from '../../core/errors.ts';
 import { ANONYMOUS, type TokenRef } from '../../domain/auth/principal.ts';
 import { nonceStore } from '../../storage/signature-nonces.ts';
 import type { Deps } from '../services.ts';
-import type { CallRequest, HttpMessage } from '../types.ts';
+import type { CallRequest, HttpMessage, Verdict } from '../types.ts';
 import type { Authentication } from './authenticate.ts';
 import { type JudgedAuthority, judgedAuthority } from './signature-authority.ts';
 import { contentDigestProblem, ed25519PublicKey, profileSignatureBase } from './signature-base.ts';
 import {
   checkComponents,
   checkParameters,
-  dictionary,
   FRESHNESS_SECONDS,
   joined,
-  member,
   Refused,
   refuse,
   SIGNATURE_AGENT,
   SIGNATURE_LABEL,
   signatureBytes,
+  signatureInput,
 } from './signature-rules.ts';
 
 /**
@@ -39,27 +38,28 @@ import {
  */
 
 /**
- * Undefined when there is nothing to check (no bound key and no signature, the common case, answered
- * without a promise); otherwise the authentication as it stands after the check.
+ * Undefined when there is nothing to check (no bound key and no signature, the common case);
+ * otherwise the authentication as it stands after the check: at once when the verdict is (no nonce,
+ * or a nonce the store claimed synchronously), else its promise.
  */
 export function verifySignature(
   deps: Deps,
   request: CallRequest,
   auth: Authentication,
   now: number,
-): Promise<Authentication> | undefined {
+): Authentication | Promise<Authentication> | undefined {
   if (auth.principal.kind !== 'bearer') return undefined;
   const { token } = auth.principal;
   const headers = request.httpHeaders ?? {};
   const signed = headers['signature-input'] !== undefined || headers.signature !== undefined;
-  if (!signed) return token.signingEnforced ? Promise.resolve(refused(refusal(UNSIGNED))) : undefined;
+  if (!signed) return token.signingEnforced ? refused(refusal(UNSIGNED)) : undefined;
   const http = request.http;
-  if (!http)
-    return Promise.resolve(refused(refusal('the call did not come in an HTTP request that can be signed')));
+  if (!http) return refused(refusal('the call did not come in an HTTP request that can be signed'));
   // One verdict per HTTP request: the calls it carries (batch items) share it and its nonce.
-  if (!http.verdict) http.verdict = check(deps, token, headers, http, now);
+  if (http.verdict === undefined) http.verdict = check(deps, token, headers, http, now);
   const verdict = http.verdict;
-  return verdict.then((problem) => (problem ? refused(problem) : auth));
+  if (verdict instanceof Promise) return verdict.then((problem) => (problem ? refused(problem) : auth));
+  return verdict ? refused(verdict) : auth;
 }
 
 const UNSIGNED =
@@ -107,27 +107,35 @@ class Unverified extends Refused {
   }
 }
 
-async function check(
+/** The problem with the signature, or null when it is good; a promise while the nonce's claim is written. */
+function check(
   deps: Deps,
   token: TokenRef,
   headers: IncomingHttpHeaders,
   http: HttpMessage,
   now: number,
-): Promise<ApiError | undefined> {
+): Verdict {
   try {
     const verified = verifyMessage(deps.config.publicUrl, token, headers, http, now);
-    if (verified.nonce !== undefined) {
-      const key = hash('sha256', `${verified.keyId} ${verified.nonce}`, 'base64url');
-      const until = (Math.max(verified.created, Math.floor(now / 1000)) + FRESHNESS_SECONDS + 1) * 1000;
-      const claimed = nonceStore(deps, now).claim(key, until, now);
-      if (!(claimed instanceof Promise ? await claimed : claimed)) refuse('nonce already used');
-    }
-    return undefined;
+    if (verified.nonce === undefined) return null;
+    const key = hash('sha256', `${verified.keyId} ${verified.nonce}`, 'base64url');
+    const until = (Math.max(verified.created, Math.floor(now / 1000)) + FRESHNESS_SECONDS + 1) * 1000;
+    const claimed = nonceStore(deps, now).claim(key, until, now);
+    if (claimed instanceof Promise) return claimed.then(nonceVerdict);
+    return nonceVerdict(claimed);
   } catch (error) {
-    if (error instanceof Unverified) return error.toApiError();
-    if (error instanceof Refused) return refusal(error.message);
-    throw error;
+    if (error instanceof Refused) return problemOf(error);
+    // Kept as the verdict, so every call of the request is answered this same failure.
+    return Promise.reject(error);
   }
+}
+
+function nonceVerdict(claimed: boolean): ApiError | null {
+  return claimed ? null : refusal('nonce already used');
+}
+
+function problemOf(error: Refused): ApiError {
+  return error instanceof Unverified ? error.toApiError() : refusal(error.message);
 }
 
 interface Verified {
@@ -151,7 +159,7 @@ function verifyMessage(
     refuse('Signature-Input and Signature must be sent together');
   const key = token.signingKey;
   if (!key) refuse('no signing key is bound to this token (it was never registered, or it was revoked)');
-  const input = member(dictionary(inputHeader, 'Signature-Input'), 'Signature-Input');
+  const input = signatureInput(inputHeader);
   const bytes = signatureBytes(signatureHeader);
   if (!isInnerList(input))
     refuse(`Signature-Input ${SIGNATURE_LABEL} must be an inner list of covered components`);
