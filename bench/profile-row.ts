@@ -2,12 +2,18 @@
 // with the most self time are printed. BENCH_PROFILE_ROW=setup-check|upcoming|mcp (a bearer
 // tools/call of ic_activity_get_recent, as in bench/surfaces.ts)|sandbox (a highlight with a sandbox
 // token, as (c))|write (real highlight writes, as (d))|signed (setup-check signed afresh for every
-// request, as (g2)).
+// request, as (g2))|floor (the bearer setup-check plus one bare verification,
+// as (g1v)).
 // BENCH_PROFILE_ENGINE=postgres runs the server on a fresh PostgreSQL database (withBenchPostgres)
 // instead of the embedded one.
 // Usage: node bench/profile-row.ts  (writes the .cpuprofile under the OS temp directory)
 import type autocannon from 'autocannon';
-import { prepareSignedTokens, signedSetupCheck, signedSetupCheckUrl } from './signed-requests.ts';
+import {
+  prepareSignedTokens,
+  SIGNED_FLOOR_SERVE,
+  signedSetupCheck,
+  signedSetupCheckUrl,
+} from './signed-requests.ts';
 import {
   benchEnvironment,
   cli,
@@ -42,7 +48,8 @@ async function profileServer(plain: Record<string, string>) {
     row === 'sandbox',
   );
   const signer = row === 'signed' ? await prepareSignedTokens({ ...env, NODE_OPTIONS: '' }) : undefined;
-  const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
+  const serve = row === 'floor' ? SIGNED_FLOOR_SERVE : ['bin/agent-commons.js', 'serve', '--no-seed'];
+  const server = await startProcess(serve, env, '/healthz');
   let sequence = 0;
   const requests: Record<
     string,
@@ -58,6 +65,10 @@ async function profileServer(plain: Record<string, string>) {
     signed: {
       path: '/api/agent/setup-check',
       requests: signer ? [signedSetupCheck(await signedSetupCheckUrl(server.url), signer)] : [],
+    },
+    floor: {
+      path: '/api/agent/setup-check',
+      headers: { authorization: `Bearer ${token}`, 'x-bench-verify': '1' },
     },
     upcoming: { path: '/api/events/upcoming' },
     mcp: { path: '/api/mcp', ...mcpToolCall('', 'ic_activity_get_recent', { limit: 5 }, token) },
