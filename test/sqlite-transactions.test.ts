@@ -44,4 +44,36 @@ describe('embedded engine transactions', () => {
     const stored = other.prepare('select text from notes order by rowid').pluck().all();
     assert.deepEqual(stored, ['from the transaction', 'from the other process']);
   });
+  test('writeAtOnce commits before it returns, refuses to run inside an open transaction, and rolls back a throw', async () => {
+    const write = database.writeAtOnce;
+    assert.ok(write);
+    const written = write((run) => run("insert into notes (text) values ('at once')", []).length);
+    assert.deepEqual(written, { value: 0 });
+    // Committed: another connection reads it at once.
+    assert.equal(other.prepare("select count(*) from notes where text = 'at once'").pluck().get(), 1);
+    await database.db.transaction().execute(async (trx) => {
+      await sql`insert into notes (text) values ('in a transaction')`.execute(trx);
+      assert.equal(
+        write((run) => run("insert into notes (text) values ('not run')", [])),
+        undefined,
+      );
+    });
+    assert.throws(
+      () =>
+        write((run) => {
+          run("insert into notes (text) values ('rolled back')", []);
+          throw new Error('the work failed');
+        }),
+      /the work failed/,
+    );
+    const texts = other.prepare('select text from notes').pluck().all();
+    assert.ok(texts.includes('in a transaction'));
+    assert.ok(!texts.includes('not run'));
+    assert.ok(!texts.includes('rolled back'));
+    // The connection is free again: the next write goes at once.
+    assert.deepEqual(
+      write((run) => run("insert into notes (text) values ('after')", []).length),
+      { value: 0 },
+    );
+  });
 });
