@@ -31,7 +31,7 @@ import {
 } from './idempotency.ts';
 import { recordCallMetrics } from './metrics.ts';
 import { isSandboxCall, sandboxReceipt } from './sandbox.ts';
-import { verifySignature } from './signature.ts';
+import { verifySignature, withVerdict } from './signature.ts';
 import { validateInput } from './validate.ts';
 
 export type { CallResult } from './answer.ts';
@@ -101,7 +101,7 @@ function finish(call: Call, result: CallResult, started: number): CallResult | P
 function runSteps(call: Call): CallResult | Promise<CallResult> {
   if (presentsCredential(call.request)) {
     const authenticating = authenticateCaller(call);
-    if (authenticating) return authenticating.then(() => afterAuthentication(call));
+    if (authenticating) return authenticating;
   }
   return afterAuthentication(call);
 }
@@ -169,20 +169,25 @@ interface ActivityEntry {
   written?: { status: number; outcome: string };
 }
 
-/** Undefined when the credential was settled at once (a cached lookup), else its promise. */
-function authenticateCaller(call: Call): Promise<void> | undefined {
+/**
+ * Undefined when the credential and its signature were settled at once (a cached lookup, a verdict
+ * with no nonce to write), else the promise of the steps from there on.
+ */
+function authenticateCaller(call: Call): Promise<CallResult> | undefined {
   const authenticating = authenticate(call.deps, call.request, call.now);
-  if (authenticating instanceof Promise) return authenticating.then((auth) => authenticated(call, auth));
+  if (authenticating instanceof Promise)
+    return authenticating.then((auth) => authenticated(call, auth) ?? afterAuthentication(call));
   return authenticated(call, authenticating);
 }
 
-function authenticated(call: Call, auth: Authentication): Promise<void> | undefined {
+function authenticated(call: Call, auth: Authentication): Promise<CallResult> | undefined {
   call.auth = auth;
   const signing = verifySignature(call.deps, call.request, auth, call.now);
   if (signing instanceof Promise)
-    return signing.then((signed) => {
-      call.auth = signed;
+    return signing.then((problem) => {
+      call.auth = withVerdict(auth, problem);
       settlePrincipal(call);
+      return afterAuthentication(call);
     });
   if (signing) call.auth = signing;
   settlePrincipal(call);
