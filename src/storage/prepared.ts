@@ -94,7 +94,8 @@ export function prepare<Row>(
 
 /**
  * A query compiled once per database, run on a DirectRunner (the embedded engine's connection, as
- * Database.writeAtOnce hands it): no promise at all.
+ * Database.writeAtOnce hands it): no promise at all. It never passes through Kysely, so, as with
+ * prepare, a write of a table the lookup cache holds is refused.
  */
 export function prepareDirect<Row>(build: (db: Db) => Compilable<Row>) {
   const compiled = new WeakMap<object, CompiledQuery<Row>>();
@@ -103,6 +104,8 @@ export function prepareDirect<Row>(build: (db: Db) => Compilable<Row>) {
     let query = compiled.get(adapter);
     if (!query) {
       query = build(db).compile();
+      if (unpreparable.get(adapter)?.(query.query))
+        throw new Error(`a write of a table the lookup cache holds cannot be prepared: ${query.sql}`);
       compiled.set(adapter, query);
     }
     const parameters = query.parameters.map((p) =>
