@@ -1,6 +1,6 @@
 // Instructions a request costs, counted by valgrind's callgrind: a figure that does not move with
 // the machine's speed or with what else it runs (CPU time a request here moves by two to three times
-// from one session's machine to the next; docs/benchmarks.md). node:http's hello world (a), its
+// from one machine to the next; docs/benchmarks.md). node:http's hello world (a), its
 // floors with (b)'s and (f)'s answers (b'', f''), the service's bearer setup-check (b) and its
 // anonymous upcoming read (f) each run under callgrind, are warmed, then counted in interleaved
 // rounds. A count: the counters are zeroed, wrk loads the row for a few seconds, the counters are
@@ -11,7 +11,7 @@
 // What it does not see: the kernel's work (the socket write, about half of a request's time on this
 // machine) and what a cache miss or a stall costs. So the figure is the user-space work a request
 // takes, not its time. Use it to tell whether a change to the request path did less work (a change
-// that moves a row by more than its rounds' spread), not as the issue's timed rows.
+// that moves a row by more than its rounds' spread), not as the timed rows.
 //
 // Usage: node bench/instructions.ts  (valgrind and wrk from Debian; BENCH_INSTRUCTION_ROUNDS, 3 by
 // default; BENCH_INSTRUCTION_SECONDS a count, 8 by default; BENCH_INSTRUCTION_WARM_PASSES, 20;

@@ -1,4 +1,4 @@
-// The MCP transport comparison (issue 16): one tools/call of a cheap read, the upcoming-events
+// The MCP transport comparison: one tools/call of a cheap read, the upcoming-events
 // tool, through our ExchangeTransport (/api/mcp) and through the SDK's own Streamable HTTP
 // transport (/api/mcp-sdk), both in one server process (bench/mcp-server.ts), in alternating rounds.
 import { type Figures, load, mcpToolCall, startProcess } from './support.ts';

@@ -1,4 +1,4 @@
-// Issue 4's scenarios: the anonymous upcoming-events read, and a 20-item batch against the same 20
+// The member-read scenarios: the anonymous upcoming-events read, and a 20-item batch against the same 20
 // reads made one after another by one client.
 import { MS, systemClock } from '../src/clock.ts';
 import { markRefreshed } from '../src/domain/events/events.ts';
@@ -68,7 +68,7 @@ async function expectOk(url: string, init?: RequestInit): Promise<void> {
     throw new Error(`${url}: ${response.status} ${text.slice(0, 300)}`);
 }
 
-/** Rounds of the issue's two comparisons; each round measures every scenario once, in turn. */
+/** Rounds of the two comparisons; each round measures every scenario once, in turn. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 export interface MemberReadRound {

@@ -1,4 +1,4 @@
-// Issue 23's row: what metrics cost per request, against (b) GET /api/agent/setup-check with a bearer
+// What metrics cost per request, against (b) GET /api/agent/setup-check with a bearer
 // (target: under 3% of its server CPU). Two parts:
 //  - recording: every call pays recordCallMetrics (src/operations/pipeline/metrics.ts) and one
 //    performance.now(), whether or not metrics are served; timed here in-process, per call;

@@ -1,8 +1,7 @@
 // (d-pg'') PostgreSQL's floor for one transaction a highlight write: pgbench (C, prepared
 // statements) sends one write's statements, each write in a transaction of its own, on a fresh
-// migrated database, with no service and no HTTP. The service wrote that way until the eleventh
-// session (docs/benchmarks.md); since the twelfth, writes arriving together share a transaction sent
-// whole with its COMMIT (docs/decisions.md, "Writes: group commit") and (d-pg) passes this floor,
+// migrated database, with no service and no HTTP. The service once wrote that way; now writes
+// arriving together share a transaction sent whole with its COMMIT (docs/decisions.md, "Writes: group commit") and (d-pg) passes this floor,
 // which stays as the figure to set against what sharing gains. The statements: the token's
 // per-minute counter (its own transaction, asynchronous commit), then BEGIN, the story, the daily
 // quota row, the activity row, COMMIT, grouped as the service then sent them (src/storage/

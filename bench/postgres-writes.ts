@@ -3,7 +3,7 @@
 // its COMMIT; after the load the stored rows are counted against the 2xx answers, so a write the
 // service acknowledged and lost, or stored twice, shows. BENCH_POSTGRES_URL (default the local test
 // server) names a server where a fresh database can be created and is dropped afterwards.
-// BENCH_PG_MEMBERS (default 25, as issue 22's figures are taken): how many members' tokens the
+// BENCH_PG_MEMBERS (default 25, as docs/benchmarks.md's figures are taken): how many members' tokens the
 // writes take turns with. One member's writes all take its daily highlight quota, one row: each
 // waits for the previous one's commit.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// npm run bench: the issue's scenarios side by side, one run. BENCH_SECONDS and BENCH_CONNECTIONS
+// npm run bench: every scenario side by side, one run. BENCH_SECONDS and BENCH_CONNECTIONS
 // shorten or widen it; the figures the issues quote come from the defaults (10 s, 50 connections).
 // BENCH_ONLY=metrics runs only what metrics cost against (b) (bench/metrics-cost.ts).
 // BENCH_ONLY=pg runs only the two-instance PostgreSQL writes (bench/postgres-writes.ts); the full
@@ -73,7 +73,7 @@ console.log(
 );
 const only = process.env.BENCH_ONLY;
 if (only === 'metrics') {
-  // Issue 23: what metrics cost per request against (b) (bench/metrics-cost.ts).
+  // What metrics cost per request against (b) (bench/metrics-cost.ts).
   try {
     cli(['migrate'], env);
     const { token } = mint(false);
@@ -86,7 +86,7 @@ if (only === 'metrics') {
   process.exit(0);
 }
 if (only === 'pg') {
-  // Issue 22's (d-pg): two instances on one PostgreSQL database (bench/postgres-writes.ts).
+  // (d-pg): two instances on one PostgreSQL database (bench/postgres-writes.ts).
   const writes = await postgresWrites();
   const floor = await postgresFloor(MEMBERS);
   report(writes.instances);
@@ -259,7 +259,7 @@ try {
     authorization: `Bearer ${token}`,
   });
   const mcpRounds = await mcpTransportRounds(env);
-  // (d-pg) in the same run as (d), so that every row of issue 22 comes from one run.
+  // (d-pg) in the same run as (d), so that every row comes from one run.
   const measurePostgres = process.env.BENCH_PG !== '0' && (await postgresReachable());
   const postgres = measurePostgres
     ? { writes: await postgresWrites(), floor: await postgresFloor(MEMBERS) }
@@ -286,7 +286,7 @@ try {
   );
   console.log(`resident memory of the service: ${rssAtStart} MB after start, ${rssAfter} MB after the run`);
   console.log(
-    // One row against an (a) measured minutes before it: issue 22's (b) is read on the warm rounds
+    // One row against an (a) measured minutes before it: (b) is read on the warm rounds
     // (each against the (a) just before it), printed below with every round.
     `targets: (b) as the first row after the start → ${Math.round((100 * b.requestsPerSecond) / a.requestsPerSecond)}% of (a) ` +
       `(its floor (b'') ${Math.round((100 * setupCheckFloor.requestsPerSecond) / a.requestsPerSecond)}%; >= 75% is read on the warm rounds below), p99 < 5 ms → ${b.p99} ms; ` +
@@ -313,7 +313,7 @@ try {
   report(signed.flatMap((side) => side.rounds));
   console.log(signedSummary(signed));
   reportSetupCheckRounds(setupChecks);
-  console.log(`issue 4's comparisons, round by round (the table above shows the median round):`);
+  console.log(`the member-read comparisons, round by round (the table above shows the median round):`);
   // Each round's two hello worlds (autocannon's, then wrk's) are the baselines of the rows after them.
   const hellos = new Set(
     memberReadRounds.flatMap((round) => [round.calibration.hello, round.withWrk?.hello]),
@@ -341,7 +341,7 @@ try {
   );
   report(mcpRounds.flatMap(({ ours, sdk }) => [ours, sdk]));
   console.log(mcpTransportSummary(mcpRounds));
-  // Issue 5 at 100k and 1M passages (`npm run bench:research` runs this part alone; BENCH_RESEARCH=0
+  // Research at 100k and 1M passages (`npm run bench:research` runs this part alone; BENCH_RESEARCH=0
   // leaves it out of this run).
   if (process.env.BENCH_RESEARCH !== '0') {
     await researchBench([100_000, 1_000_000]);

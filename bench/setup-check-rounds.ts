@@ -1,4 +1,4 @@
-// Issue 22's (b) in interleaved rounds on a warm server: node:http's hello world (a), node:http
+// (b) in interleaved rounds on a warm server: node:http's hello world (a), node:http
 // sending setup-check's answer with no work (b''), then the service's bearer setup-check (b), three
 // times over. The single (b) row of the main table runs first after the server starts; these
 // rounds run later in the same run, each against the (a) measured just before it. When wrk is
@@ -62,7 +62,7 @@ export async function setupCheckRounds(
 const share = (row: Figures, of: Figures) => Math.round((100 * row.requestsPerSecond) / of.requestsPerSecond);
 
 export function reportSetupCheckRounds(rounds: SetupCheckRound[]): void {
-  console.log("issue 22's (b), round by round on the warm server (each against the (a) just before it):");
+  console.log('(b), round by round on the warm server (each against the (a) just before it):');
   // Each round's wrk rows follow its autocannon rows; its (a wrk) is the baseline of the two after it.
   report(
     rounds.flatMap(({ hello, floor, check, withWrk }) => [
@@ -80,7 +80,7 @@ export function reportSetupCheckRounds(rounds: SetupCheckRound[]): void {
   const floorP99s = rounds.map(({ floor }) => floor.p99);
   // The floor does no work: a p99 it shares with (b) in the same round is not the service's. The load
   // generator's own time is in every latency it reads, so its share of its core is printed beside
-  // (from its CPU a request, a whole µs: about ±2 points) (docs/benchmarks.md, eighteenth session).
+  // (from its CPU a request, a whole µs: about ±2 points) (docs/benchmarks.md).
   const generatorBusy = rounds.map(({ check }) =>
     check.clientCpuPerRequest === undefined
       ? '?'

@@ -1,4 +1,4 @@
-// A second load generator for issue 4's read. autocannon (JavaScript) spends about as much CPU on
+// A second load generator for the anonymous upcoming read. autocannon (JavaScript) spends about as much CPU on
 // each (f) answer as the server does: it decodes every body into a string, and a body with
 // non-ASCII text takes V8's slow path. On its own core it then caps (f) and node:http's (f'') at the
 // same rate. wrk (C, Debian's `wrk` package) spends a few µs per answer, so with it the server alone

@@ -15,7 +15,7 @@ import {
 } from './storage/window-counters.ts';
 import { WriteBatcher } from './storage/write-batcher.ts';
 
-/** Until the domain takes narrow ports only (issue 16), its files still name the type through here. */
+/** Until the domain takes narrow ports only, its files still name the type through here. */
 export type { Deps } from './operations/services.ts';
 
 export interface DepsOptions {

@@ -1,4 +1,4 @@
-// Backups (issue 23 item 4), as docs/deployment.md#backups tells an operator to take and restore them:
+// Backups, as docs/deployment.md#backups tells an operator to take and restore them:
 // taken while the real server runs and takes writes, restored to a new place, and served from there.
 // SQLite: `agent-commons backup FILE` (the online backup API); PostgreSQL: pg_dump --format=custom,
 // then pg_restore into an empty database.

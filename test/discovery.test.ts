@@ -10,7 +10,7 @@ import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 
 /**
- * Discovery documents generated, not kept by hand (issue 21, item 2): mcp.json is a server.json the
+ * Discovery documents generated, not kept by hand: mcp.json is a server.json the
  * MCP registry's published schema accepts, ai-agent.json lists each rate-limit policy once, and every
  * request llms.txt describes is sent as it says and reaches an operation.
  */

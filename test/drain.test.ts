@@ -1,4 +1,4 @@
-// SIGTERM loses nothing (issue 23 item 3): the real server runs as a child process, takes a stream of
+// SIGTERM loses nothing: the real server runs as a child process, takes a stream of
 // writes and reads, and is sent SIGTERM mid-stream while a worker holds RSVPs it is delivering to a
 // webhook that answers slowly. Counted afterwards: the process exited 0; every write the server
 // stored was answered 2xx to its client and every 2xx is stored (an accepted request that failed

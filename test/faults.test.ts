@@ -1,4 +1,4 @@
-// Faults of the parts the service stands on (issue 15): the real server process runs against a
+// Faults of the parts the service stands on: the real server process runs against a
 // PostgreSQL cluster and a Redis this file starts itself, under a steady write load, while PostgreSQL
 // is restarted, then stopped for 10 s, then Redis is stopped for 10 s. The process must stay up,
 // never answer 500, answer 503 (Error shape, Retry-After) while the database is away, lose no

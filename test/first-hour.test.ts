@@ -12,7 +12,7 @@ import { engines } from './support/databases.ts';
 import { runCli } from './support/processes.ts';
 
 /**
- * A newcomer's first hour (issue 21, item 8), as the README tells it: the demo community, a device
+ * A newcomer's first hour, as the README tells it: the demo community, a device
  * grant approved by the member whose tier grants the scopes asked for, polling at the interval, and
  * a token that answers a research question; and what the CLI prints along the way.
  */

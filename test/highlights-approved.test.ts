@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 import { story } from './support/highlight-story.ts';
 
-/** The public list of approved highlights (issue 21, item 6): one registry operation on REST, MCP and A2A. */
+/** The public list of approved highlights: one registry operation on REST, MCP and A2A. */
 for (const engine of engines) {
   describe(`approved highlights, publicly listed (${engine.name})`, { skip: engine.skip }, () => {
     let t: TestApp;

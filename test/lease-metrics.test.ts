@@ -1,4 +1,4 @@
-// Worker leases in the metrics (issue 23 item 1) and the drain's hand-back (item 3), on both engines:
+// Worker leases in the metrics and the drain's hand-back, on both engines:
 // a booking queued on the wire is claimed by one worker that then stalls past its lease; a second
 // worker claims it again (a lease expiry), the first finds its lease gone when it settles (a lost
 // lease); a lease still held is given back by releaseHeldLeases. The counters and the queue gauges

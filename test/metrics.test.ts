@@ -1,4 +1,4 @@
-// Prometheus metrics (issue 23 item 1): the real server, on both engines, serves them at METRICS_PATH
+// Prometheus metrics: the real server, on both engines, serves them at METRICS_PATH
 // and on METRICS_PORT behind METRICS_BEARER. Calls made on the wire (a direct read, a batch, MCP, a
 // refused call, an idempotent replay) are counted under their operation, surface and outcome; the
 // queues, the pool, the research index and the process are reported; and nothing in the answer

@@ -9,7 +9,7 @@ import { engines } from './support/databases.ts';
 import { fuzzEngine } from './support/fuzz.ts';
 
 /**
- * OpenAPI says what the wire does (issue 21, item 3): every status the fuzz pass saw an operation
+ * OpenAPI says what the wire does: every status the fuzz pass saw an operation
  * answer on REST is declared for it in /openapi.json, and the body seen validates against the schema
  * declared for that status; every operation declares 429 (every call is rate limited) and two of
  * them are driven to a real 429 here.

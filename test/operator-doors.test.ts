@@ -1,4 +1,4 @@
-// One door per action (issue 16): every operator decision, whether it comes from the console (a real
+// One door per action: every operator decision, whether it comes from the console (a real
 // form POST with a real session cookie), the CLI (bin/agent-commons.js), MCP or A2A, runs the same
 // registry operation. Each door is asserted on the wire and in the stored state: the decision, one
 // audit row of the same shape naming its surface, and the member's event-log record.

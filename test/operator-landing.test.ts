@@ -1,4 +1,4 @@
-// The operator console you can find (issue 21 item 6, issue 23 item 5): /operator with the queues and
+// The operator console you can find: /operator with the queues and
 // their counts, linked from the home page; queues oldest first with the story as the community sees
 // it; approved stories on the public /highlights page; the dashboard's charts drawn from the
 // activity log. Real port, real session cookies, both engines.

@@ -9,7 +9,7 @@ import { appRoutes } from './support/app-routes.ts';
 import { outboxPath } from './support/browser.ts';
 import { CHROMIUM, skipWithoutChromium } from './support/chromium.ts';
 
-/** What every text/html answer must carry (issue 14). */
+/** What every text/html answer must carry. */
 function assertPageHeaders(headers: Headers, what: string): void {
   const csp = headers.get('content-security-policy') ?? '';
   const directives = new Map(

@@ -1,4 +1,4 @@
-// Every page, measured (issue 24 items 4 and 5, issue 23 item 5): axe-core finds no WCAG 2.1 A or AA
+// Every page, measured: axe-core finds no WCAG 2.1 A or AA
 // violation on any page, signed out and signed in as each tier, light and dark; the approval flow
 // works with the keyboard alone, focus always visible; the dashboard's charts render; and every page
 // is saved as a screenshot at phone and desktop width under test-artifacts/screenshots/.

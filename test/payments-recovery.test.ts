@@ -1,4 +1,4 @@
-// x402 donations that lose their answer (issue 19): the server is killed with kill -9 after the
+// x402 donations that lose their answer: the server is killed with kill -9 after the
 // facilitator settled the payment and before the donation was recorded; the donation is there
 // exactly once after the next start, or after `agent-commons payments reconcile`. On PostgreSQL two
 // instances given the same payment payload at once settle and record it once.

@@ -1,4 +1,4 @@
-// x402 donations (issue 19): every refusal, checked on the wire and in storage (no donation, no
+// x402 donations: every refusal, checked on the wire and in storage (no donation, no
 // claim left, nothing broadcast by the facilitator), on SQLite and PostgreSQL. The flow that
 // succeeds is in payments.test.ts, lost answers in payments-recovery.test.ts.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// x402 donations (issue 19) against a real server process and a local facilitator process built from
+// x402 donations against a real server process and a local facilitator process built from
 // @x402/core + @x402/evm (test/support/x402-facilitator.ts: signatures verified for real, the transfer
 // recorded instead of broadcast). A standard x402 client (@x402/fetch with a viem account) pays;
 // the donor wall, the member's event log and MCP show the donation, on SQLite and PostgreSQL.

@@ -1,4 +1,4 @@
-// /healthz is liveness, /readyz readiness (issue 23 item 2): the database answers, every migration
+// /healthz is liveness, /readyz readiness: the database answers, every migration
 // the code declares has run, the instance is not draining; the answer says which, in words too.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

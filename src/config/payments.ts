@@ -1,4 +1,4 @@
-// The x402 donation settings (issue 19): where payments are verified and settled, on which network, in
+// The x402 donation settings: where payments are verified and settled, on which network, in
 // which token, to which address, and which amounts are accepted. Without X402_PAY_TO the service takes
 // no payment (setup-check and the boot line say so).
 import {

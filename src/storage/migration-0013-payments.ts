@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
- * x402 donations (issue 19). A payment is claimed in `payment_settlements` under its key (the network,
+ * x402 donations. A payment is claimed in `payment_settlements` under its key (the network,
  * token, payer and authorization nonce: what the chain itself never accepts twice) before it is sent
  * to the facilitator to settle, and that row stays until the donation is recorded. So a payload can be
  * settled at most once across every instance (the primary key), a settlement whose answer was lost

@@ -44,7 +44,7 @@ export interface Refusal {
 }
 
 /**
- * The refusals issue 20 lists, set up on a test app: no token, bad token, missing scope, lower tier,
+ * The refusals A2A must tell apart, set up on a test app: no token, bad token, missing scope, lower tier,
  * not found, validation, rate limit (the highlight quota of 3 a day, spent by `spendQuota`).
  */
 export async function refusals(

@@ -24,7 +24,7 @@ export const EVENT_TYPES = [
   'signing_key_registered',
   'signing_key_revoked',
   'signing_enforcement_changed',
-  // Beyond reference §4: an x402 donation by the member was settled and recorded (issue 19).
+  // Beyond reference §4: an x402 donation by the member was settled and recorded.
   'donation_received',
 ] as const;
 
