@@ -1,10 +1,11 @@
 // One row served by two checkouts of the service, in interleaved rounds on the same machine and
 // minute: this tree and BENCH_COMPARE_DIR (another checkout, e.g. `git worktree add /tmp/before REV`
-// with node_modules linked). Rows as in bench/run.ts: BENCH_COMPARE_ROW=b (GET /api/agent/setup-check
-// with a bearer, the default), c (POST a highlight with a sandbox token), d (real highlight writes,
-// a new story id each) or e2 (an MCP tools/call of ic_activity_get_recent with a bearer, as
-// bench/surfaces.ts sends it).
-// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_COMPARE_ROW=b|c|d|e2] [BENCH_ROUNDS=5] node bench/compare-revisions.ts
+// with node_modules linked). Rows as in bench/run.ts: BENCH_COMPARE_ROW=bearer-read (GET
+// /api/agent/setup-check with a bearer, the default), sandbox-write (POST a highlight with a sandbox
+// token), durable-write (real highlight writes, a new story id each) or mcp-read (an MCP tools/call of
+// ic_activity_get_recent with a bearer, as bench/surfaces.ts sends it).
+// Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_COMPARE_ROW=bearer-read|sandbox-write|durable-write|mcp-read]
+//        [BENCH_ROUNDS=5] node bench/compare-revisions.ts
 import type autocannon from 'autocannon';
 import {
   benchEnvironment,
@@ -22,19 +23,19 @@ const other = process.env.BENCH_COMPARE_DIR;
 if (!other) throw new Error('set BENCH_COMPARE_DIR to the other checkout');
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const here = process.cwd();
-const row = process.env.BENCH_COMPARE_ROW ?? 'b';
+const row = process.env.BENCH_COMPARE_ROW ?? 'bearer-read';
 const rows: Record<
   string,
   { name: string; scopes: string; sandbox: boolean; request: (token: string) => autocannon.Options }
 > = {
-  b: {
-    name: '(b) setup-check, bearer',
+  'bearer-read': {
+    name: 'bearer read, GET /api/agent/setup-check',
     scopes: 'read:public',
     sandbox: false,
     request: (token) => ({ url: '/api/agent/setup-check', headers: { authorization: `Bearer ${token}` } }),
   },
-  c: {
-    name: '(c) POST highlight, sandbox token',
+  'sandbox-write': {
+    name: 'sandbox highlight write',
     scopes: 'events:submit_recap,read:public',
     sandbox: true,
     request: (token) => ({
@@ -44,8 +45,8 @@ const rows: Record<
       body: highlightStory('bench-sandbox'),
     }),
   },
-  d: {
-    name: '(d) POST highlight, real, SQLite',
+  'durable-write': {
+    name: 'durable highlight write, SQLite',
     scopes: 'events:submit_recap',
     sandbox: false,
     request: (token) => {
@@ -60,15 +61,15 @@ const rows: Record<
       };
     },
   },
-  e2: {
-    name: '(e2) MCP tools/call ic_activity_get_recent, bearer',
+  'mcp-read': {
+    name: 'activity read, MCP',
     scopes: 'read:public,membership:read',
     sandbox: false,
     request: (token) => mcpToolCall('/api/mcp', 'ic_activity_get_recent', { limit: 5 }, token),
   },
 };
 const measured = rows[row];
-if (!measured) throw new Error(`BENCH_COMPARE_ROW is b, c, d or e2, not ${row}`);
+if (!measured) throw new Error(`BENCH_COMPARE_ROW is ${Object.keys(rows).join(', ')}, not ${row}`);
 
 /** A server of the checkout in `dir`, on a database of its own with one bench token. */
 async function serveFrom(

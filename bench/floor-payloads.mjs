@@ -1,4 +1,5 @@
-// The answers the calibration servers send: the size and headers of setup-check's and of (f)'s.
+// The answers the calibration servers send: the size and headers of setup-check's and of the
+// anonymous events list's.
 export const headers = {
   'ratelimit-policy': '"token";q=1200;w=60',
   ratelimit: '"token";r=1199;t=45',
@@ -8,7 +9,7 @@ export const headers = {
   'x-request-id': '6f1c2f64-5b0e-4d7e-9a51-0d7c9a1b2c3d',
   'x-content-type-options': 'nosniff',
 };
-// Setup-check's answer (row (b)) as the bench's token gets it, 773 bytes serialized.
+// Setup-check's answer (the bearer read) as the bench's token gets it, 773 bytes serialized.
 export const setupCheck = {
   ready: true,
   checks: {
@@ -48,9 +49,9 @@ export const setupCheck = {
     },
   },
 };
-// (f)'s answer also says Vary: it is gzipped for clients that accept gzip.
+// The events list's answer also says Vary: it is gzipped for clients that accept gzip.
 export const upcomingHeaders = { ...headers, vary: 'accept-encoding' };
-// The size of scenario (f)'s answer: twenty upcoming events, already serialized.
+// The size of the events list's answer: twenty upcoming events, already serialized.
 const start = Date.parse('2026-12-01T18:00:00Z');
 export const upcoming = JSON.stringify({
   ok: true,

@@ -1,10 +1,10 @@
 // Baseline: the smallest useful node:http JSON server.
-// Its /upcoming and /setup-check paths send (f)'s and (b)'s answers and headers, already serialized:
-// the floor of node:http alone for those answers. /upcoming sends (f)'s answer as the string it was
-// serialized to, which node:http encodes to UTF-8 on every request ((f) holds one character beyond
-// Latin-1); /upcoming-bytes sends the same bytes from a buffer kept once, as the service does: the
-// stricter floor (f''b). /setup-check?work=N sends (b)'s answer after N µs of busy work
-// (bench/work-calibration.ts).
+// Its /upcoming and /setup-check paths send the anonymous events list's and the bearer read's answers
+// and headers, already serialized: the floor of node:http alone for those answers. /upcoming sends the
+// events list as the string it was serialized to, which node:http encodes to UTF-8 on every request
+// (the list holds one character beyond Latin-1); /upcoming-bytes sends the same bytes from a buffer
+// kept once, as the service does: the stricter floor. /setup-check?work=N sends the bearer read's
+// answer after N µs of busy work (bench/work-calibration.ts).
 import { createServer } from 'node:http';
 import { headers, setupCheck, upcoming, upcomingHeaders } from './floor-payloads.mjs';
 

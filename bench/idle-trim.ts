@@ -1,6 +1,6 @@
 // What the idle trim saves and costs (MEMORY_TRIM_IDLE_MS, src/memory-trim.ts). First, the resident
 // size of an instance on the demo database with every setting at its default, just after the start
-// and once it has been idle past the trim's window. Then row (b) served by two instances of this tree
+// and once it has been idle past the trim's window. Then the bearer read served by two instances of this tree
 // in interleaved rounds, one left idle until it has trimmed (MEMORY_TRIM_IDLE_MS=30000) and one with
 // the trim off. Each round loads one of them while the other idles for less than the trim's window,
 // so neither trims again in between.
@@ -75,5 +75,5 @@ const sideOf = (side: typeof trimming): RoundSide => ({
   note: () => `resident ${residentMb(side.server.child.pid!)} MB`,
 });
 // The change printed last is the trimmed instance's against the untrimmed one.
-await interleavedRounds('(b)', [sideOf(keeping), sideOf(trimming)], rounds);
+await interleavedRounds('bearer read', [sideOf(keeping), sideOf(trimming)], rounds);
 for (const side of [trimming, keeping]) await side.server.stop();

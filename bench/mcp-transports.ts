@@ -34,8 +34,8 @@ export async function mcpTransportRounds(env: Record<string, string>): Promise<M
     const rounds: McpTransportRound[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       rounds.push({
-        ours: await load(`(m${round}) MCP tools/call upcoming, our transport`, ours, server.child.pid),
-        sdk: await load(`(m${round}') the same, SDK transport`, sdk, server.child.pid),
+        ours: await load(`${round}: MCP call, our transport`, ours, server.child.pid),
+        sdk: await load(`${round}: MCP call, SDK transport`, sdk, server.child.pid),
       });
     }
     return rounds;

@@ -78,15 +78,17 @@ export interface MemberReadRound {
   sequential: Figures;
   batch: Figures;
   /**
-   * The same hello world, (f''), (f''b) and (f) with wrk, when it is installed (see wrk.ts). (f''b)
-   * sends (f)'s bytes from a buffer node:http need not encode: the stricter floor, printed beside.
+   * node:http hello, the events-list floor, the kept-bytes events-list floor and the events list
+   * again with wrk, when it is installed (see wrk.ts). The kept-bytes floor sends the events list's
+   * bytes from a buffer node:http need not encode: the stricter floor, printed beside.
    */
   withWrk?: { hello: Figures; sameReply: Figures; keptBytes: Figures; upcoming: Figures };
 }
 
 /**
- * The node:http server of (a): `/` is the hello world, `/upcoming` sends (f)'s answer (f''),
- * `/upcoming-bytes` the same bytes from a kept buffer (f''b).
+ * The node:http server of node:http hello: `/` is the hello world, `/upcoming` sends the events
+ * list's answer (the events-list floor), `/upcoming-bytes` the same bytes from a kept buffer (the
+ * kept-bytes floor).
  */
 export interface NodeFloor {
   url: string;
@@ -99,9 +101,10 @@ const batchGain = (round: MemberReadRound) =>
   (round.batch.requestsPerSecond * BATCH_PATHS.length) / round.sequential.requestsPerSecond;
 
 /**
- * node:http is measured again right before (f): the hello world (a2) and the same answer as (f)
- * with no work (f''). This machine's speed drifts over the minutes a run takes (by a fifth within
- * a minute at times), so (f) is compared with measurements taken side by side with it, and the
+ * node:http is measured again right before the events list: the hello world and the same answer as
+ * the events list with no work (the events-list floor). A machine's speed drifts over the minutes a
+ * run takes (by a fifth within a minute at times), so the events list is compared with measurements
+ * taken side by side with it, and the
  * whole comparison is repeated in `ROUNDS` rounds: each ratio is taken within its round.
  */
 export async function memberReadScenarios(
@@ -125,31 +128,19 @@ export async function memberReadScenarios(
   const rounds: MemberReadRound[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const calibration = {
-      hello: await load(
-        '(a2) node:http hello world again, just before (f)',
-        { url: `${node.url}/` },
-        node.pid,
-      ),
-      sameReply: await load(
-        "(f'') node:http, same reply as (f), no work",
-        { url: `${node.url}/upcoming` },
-        node.pid,
-      ),
+      hello: await load('node:http hello, again before the events list', { url: `${node.url}/` }, node.pid),
+      sameReply: await load('node:http floor, events list reply', { url: `${node.url}/upcoming` }, node.pid),
     };
-    const upcoming = await load(
-      '(f) GET /api/events/upcoming, anonymous',
-      { url: `${serverUrl}/api/events/upcoming` },
-      pid,
-    );
+    const upcoming = await load('anonymous events list', { url: `${serverUrl}/api/events/upcoming` }, pid);
     // The same read as most HTTP clients send it (fetch, Python requests, Go): the answer goes gzipped.
     const upcomingGzip = await load(
-      '(f gz) the same, Accept-Encoding: gzip, deflate',
+      'anonymous events list, gzip',
       { url: `${serverUrl}/api/events/upcoming`, headers: { 'accept-encoding': 'gzip, deflate' } },
       pid,
     );
     let next = 0;
     const sequential = await load(
-      '(g1) the 20 reads one by one, one client',
+      'twenty reads one by one, one client',
       {
         url: serverUrl,
         connections: 1,
@@ -160,7 +151,7 @@ export async function memberReadScenarios(
       pid,
     );
     const batch = await load(
-      '(g2) POST /api/batch of the 20 reads, one client',
+      'batch of twenty reads, one client',
       {
         url: `${serverUrl}/api/batch`,
         connections: 1,
@@ -172,18 +163,14 @@ export async function memberReadScenarios(
     );
     const withWrk = WRK_INSTALLED
       ? {
-          hello: wrkLoad('(a2 wrk) node:http hello world, wrk', `${node.url}/`, node.pid),
-          sameReply: wrkLoad("(f'' wrk) node:http, same reply as (f), wrk", `${node.url}/upcoming`, node.pid),
+          hello: wrkLoad('node:http hello, wrk', `${node.url}/`, node.pid),
+          sameReply: wrkLoad('node:http floor, events list reply, wrk', `${node.url}/upcoming`, node.pid),
           keptBytes: wrkLoad(
-            "(f''b wrk) node:http, (f)'s bytes from a kept buffer, wrk",
+            'node:http floor, events list from kept bytes, wrk',
             `${node.url}/upcoming-bytes`,
             node.pid,
           ),
-          upcoming: wrkLoad(
-            '(f wrk) GET /api/events/upcoming, anonymous, wrk',
-            `${serverUrl}/api/events/upcoming`,
-            pid,
-          ),
+          upcoming: wrkLoad('anonymous events list, wrk', `${serverUrl}/api/events/upcoming`, pid),
         }
       : undefined;
     rounds.push({ calibration, upcoming, upcomingGzip, sequential, batch, withWrk });
@@ -191,7 +178,7 @@ export async function memberReadScenarios(
   return rounds;
 }
 
-/** The round whose (f) share of (a2) is the median: its rows are the ones the table shows. */
+/** The round whose events-list share of node:http hello is the median: its rows are the ones the table shows. */
 export function medianRound(rounds: MemberReadRound[]): MemberReadRound {
   const sorted = [...rounds].sort(
     (x, y) => share(x.upcoming, x.calibration.hello) - share(y.upcoming, y.calibration.hello),
@@ -205,14 +192,14 @@ export function memberReadTargets(rounds: MemberReadRound[]): string {
     return `${median(values).toFixed(digits)}${unit} (rounds: ${values.map((v) => v.toFixed(digits)).join(', ')})`;
   };
   return [
-    `targets, median of ${rounds.length} rounds: (f) upcoming >= 60% of (a2) → ${each((r) => share(r.upcoming, r.calibration.hello), '%')}`,
-    `(f gz) ${each((r) => share(r.upcomingGzip, r.calibration.hello), '%')}`,
-    `node:http's own floor (f'') ${each((r) => share(r.calibration.sameReply, r.calibration.hello), '%')}`,
+    `targets, median of ${rounds.length} rounds: anonymous events list >= 60% of node:http hello → ${each((r) => share(r.upcoming, r.calibration.hello), '%')}`,
+    `gzip ${each((r) => share(r.upcomingGzip, r.calibration.hello), '%')}`,
+    `its node:http floor ${each((r) => share(r.calibration.sameReply, r.calibration.hello), '%')}`,
     `batch of 20 >= 10x 20 sequential calls → ${each(batchGain, 'x', 1)}`,
     rounds[0].withWrk
-      ? `with wrk (the server sets the pace): (f) ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.hello), '%')}, (f'') ${each((r) => share(r.withWrk!.sameReply, r.withWrk!.hello), '%')}; ` +
-        `(f) >= 90% of (f'') → ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.sameReply), '%')}, ` +
-        `of the stricter floor (f''b), the same bytes from a kept buffer, ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.keptBytes), '%')}`
+      ? `with wrk (the server sets the pace): events list ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.hello), '%')}, its node:http floor ${each((r) => share(r.withWrk!.sameReply, r.withWrk!.hello), '%')}; ` +
+        `events list >= 90% of its node:http floor → ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.sameReply), '%')}, ` +
+        `of the stricter floor, the same bytes from a kept buffer, ${each((r) => share(r.withWrk!.upcoming, r.withWrk!.keptBytes), '%')}`
       : 'wrk is not installed: no server-bound figures (apt-get install wrk)',
   ].join('; ');
 }

@@ -1,8 +1,8 @@
-// What metrics cost per request, against (b) GET /api/agent/setup-check with a bearer
+// What metrics cost per request, against the bearer read (GET /api/agent/setup-check with a bearer)
 // (target: under 3% of its server CPU). Two parts:
 //  - recording: every call pays recordCallMetrics (src/operations/pipeline/metrics.ts) and one
 //    performance.now(), whether or not metrics are served; timed here in-process, per call;
-//  - serving: (b) on a server without metrics, then on one with METRICS_PATH set and scraped every
+//  - serving: the bearer read on a server without metrics, then on one with METRICS_PATH set and scraped every
 //    second (Prometheus usually scrapes every 15 s: this is the pessimistic case), rounds alternated.
 // BENCH_ONLY=metrics runs it alone.
 import { recordCallMetrics } from '../src/operations/pipeline/metrics.ts';
@@ -56,7 +56,7 @@ export async function metricsRounds(env: Record<string, string>, token: string):
   for (let round = 0; round < ROUNDS; round++) {
     const plain = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
     const plainFigures = await load(
-      '(b) setup-check, metrics not served',
+      'bearer read, metrics not served',
       setupCheck(plain.url),
       plain.child.pid,
     );
@@ -73,7 +73,7 @@ export async function metricsRounds(env: Record<string, string>, token: string):
         .catch(() => {});
     }, 1000);
     const servedFigures = await load(
-      '(b) setup-check, metrics scraped every 1 s',
+      'bearer read, metrics scraped every 1 s',
       setupCheck(served.url),
       served.child.pid,
     );
@@ -91,8 +91,8 @@ export function metricsSummary(rounds: MetricsRound[], nanos: number): string {
   const scrape = median(rounds.map((r) => r.scrapeMicros));
   const perSecond = median(rounds.map((r) => r.served.requestsPerSecond));
   return [
-    `metrics recording: ${nanos.toFixed(0)} ns per call = ${((100 * nanos) / 1000 / plain).toFixed(2)}% of (b)'s ${plain} µs server CPU (target < 3%)`,
-    `(b) server CPU per request, median of ${rounds.length} rounds: ${plain} µs without serving metrics, ${served} µs scraped every second`,
+    `metrics recording: ${nanos.toFixed(0)} ns per call = ${((100 * nanos) / 1000 / plain).toFixed(2)}% of the bearer read's ${plain} µs server CPU (target < 3%)`,
+    `bearer read server CPU per request, median of ${rounds.length} rounds: ${plain} µs without serving metrics, ${served} µs scraped every second`,
     `one scrape: ${scrape} µs of server CPU; at ${perSecond} req/s and one scrape a second that is ${(scrape / perSecond).toFixed(3)} µs per request`,
   ].join('\n');
 }

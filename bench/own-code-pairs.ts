@@ -1,9 +1,9 @@
-// (b µ) of two checkouts side by side in one process: each tree's front door answers setup-check
+// The bearer read's own code in two checkouts side by side in one process: each tree's front door answers setup-check
 // with a bearer (no socket, no node:http, as bench/own-code.ts), in alternating rounds of 50 000
 // reads, and the median of the per-round differences is printed. A change of a microsecond in our
 // own code shows here when the loaded server's figures move more than that from minute to minute.
-// BENCH_CREDENTIAL=session reads /api/tier/me with a browser session's cookie instead ((e1)'s read),
-// BENCH_CREDENTIAL=none the upcoming list with no credential ((f µ)'s read), BENCH_CREDENTIAL=lookup
+// BENCH_CREDENTIAL=session reads /api/tier/me with a browser session's cookie instead (the session membership read),
+// BENCH_CREDENTIAL=none the upcoming list with no credential (the anonymous events list), BENCH_CREDENTIAL=lookup
 // one event of that list by its URL (/api/events/get), with no credential.
 // Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_CREDENTIAL=bearer|session|none|lookup]
 //        node --import tsx bench/own-code-pairs.ts
@@ -32,7 +32,7 @@ const WARM_UP_ROUNDS = 4;
 
 const { env } = benchEnvironment('agent-commons-own-code-pairs-');
 cli(['migrate'], env);
-// The events (f) reads, as the full run seeds them.
+// The events the anonymous events list reads, as the full run seeds them.
 if (credential === 'none' || credential === 'lookup') await seedMemberReads(env.DATABASE_URL);
 const { token, memberId } = mintBenchToken(env, 'pairs', 'read:public');
 const database = openDatabase(env.DATABASE_URL);

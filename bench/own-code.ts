@@ -1,4 +1,4 @@
-// (f µ) and (b µ): what our own code costs per direct read (the anonymous upcoming list; setup-check
+// Own code in process: what our own code costs per direct read (the anonymous upcoming list; setup-check
 // with a bearer), measured in this process with no socket and no node:http, so it is free of the
 // load generator and of the loopback. The req/s rows mix it with node:http's and the kernel's share;
 // this figure is the part a change to src/ can move.

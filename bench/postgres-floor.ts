@@ -1,7 +1,7 @@
-// (d-pg'') PostgreSQL's floor for one transaction a highlight write: pgbench (C, prepared
+// PostgreSQL's floor for one transaction a highlight write: pgbench (C, prepared
 // statements) sends one write's statements, each write in a transaction of its own, on a fresh
 // migrated database, with no service and no HTTP. The service once wrote that way; now writes
-// arriving together share a transaction sent whole with its COMMIT (docs/decisions.md, "Writes: group commit") and (d-pg) passes this floor,
+// arriving together share a transaction sent whole with its COMMIT (docs/decisions.md, "Writes: group commit") and the two-instance PostgreSQL writes pass this floor,
 // which stays as the figure to set against what sharing gains. The statements: the token's
 // per-minute counter (its own transaction, asynchronous commit), then BEGIN, the story, the daily
 // quota row, the activity row, COMMIT, grouped as the service then sent them (src/storage/
@@ -67,9 +67,9 @@ export async function postgresFloor(members: number): Promise<PostgresFloor | un
 }
 
 export function postgresFloorSummary(floor: PostgresFloor | undefined): string {
-  if (!floor) return "(d-pg'') PostgreSQL's floor: not measured (pgbench is not installed)";
+  if (!floor) return "PostgreSQL's floor: not measured (pgbench is not installed)";
   return (
-    `(d-pg'') PostgreSQL's floor, pgbench sending the same statements, ${CONNECTIONS} clients, ` +
+    `PostgreSQL floor (pgbench), pgbench sending the same statements, ${CONNECTIONS} clients, ` +
     `${floor.members === 1 ? "one member's quota row" : `${floor.members} members' quota rows`}, no service: ` +
     `${floor.transactionsPerSecond} writes/s`
   );

@@ -1,4 +1,4 @@
-// (d-pg): real highlight writes on PostgreSQL, two instances on one database, each loaded by its own
+// Durable highlight writes on PostgreSQL, two instances on one database, each loaded by its own
 // autocannon at the same time (half the connections each). Every write is acknowledged only after
 // its COMMIT; after the load the stored rows are counted against the 2xx answers, so a write the
 // service acknowledged and lost, or stored twice, shows. BENCH_POSTGRES_URL (default the local test
@@ -127,7 +127,7 @@ export function postgresWrites(): Promise<PostgresWrites> {
       const load = process.cpuUsage(loadBefore);
       const stolen = stolenShare(ticksBefore);
       const instances = results.map((result, i) => ({
-        name: `(d-pg) POST highlight, PostgreSQL, instance ${i + 1} of 2`,
+        name: `durable highlight write, PostgreSQL, instance ${i + 1} of 2`,
         requestsPerSecond: Math.round(result.requests.average),
         p50: result.latency.p50,
         p99: result.latency.p99,
@@ -170,7 +170,7 @@ export function postgresWritesSummary(writes: PostgresWrites): string {
       ? ''
       : `; PostgreSQL's own CPU ${writes.postgresCpuPerWrite} µs per write (its processes on this machine)`;
   return (
-    `(d-pg) two instances on one PostgreSQL database${REDIS ? ', per-minute counters in Redis' : ''}: ` +
+    `durable highlight writes, two instances on one PostgreSQL database${REDIS ? ', per-minute counters in Redis' : ''}: ` +
     `${writes.total} writes/s together (target >= 3000); ` +
     `${writes.acknowledged} acknowledged, ${writes.stored} stored: ${verdict}${postgresCpu}` +
     machineCeiling(writes)
@@ -179,7 +179,7 @@ export function postgresWritesSummary(writes: PostgresWrites): string {
 
 /**
  * What this machine's cores allow at the CPU each write cost in the run: the instances, PostgreSQL
- * and the load generator all run here, so no code change can lift (d-pg) above the cores' seconds
+ * and the load generator all run here, so no code change can lift the writes above the cores' seconds
  * divided by that sum. Only the instances' share is the service's to lower.
  */
 function machineCeiling(writes: PostgresWrites): string {

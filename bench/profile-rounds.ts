@@ -1,6 +1,7 @@
-// Whether a dear round of (b) is the service's doing or the machine's. node:http's floor (b'') and the
-// service's bearer setup-check (b) are loaded in turns under wrk while the service runs with
-// --cpu-prof; the profile's samples are then cut to each (b) round by their timestamps (the profile
+// Whether a dear round of the bearer read is the service's doing or the machine's. node:http's floor
+// (setup-check's answer, no work) and the service's bearer read are loaded in turns under wrk while
+// the service runs with --cpu-prof; the profile's samples are then cut to each bearer-read round by
+// their timestamps (the profile
 // and this process read the same monotonic clock). The cheapest and the dearest round are set side
 // by side: where our code, node:http and the socket write take the same shares of both, the round
 // cost more because the machine ran it slower, not because the service did other work.
@@ -47,8 +48,12 @@ interface Round {
 }
 const rounds: Round[] = [];
 for (let round = 1; round <= Number(process.env.BENCH_PROFILE_ROUNDS ?? 6); round++) {
-  const floor = wrkLoad(`${round}: (b'')`, `${hello.url}/setup-check`, hello.child.pid!);
-  const check = wrkLoad(`${round}: (b)`, `${server.url}/api/agent/setup-check`, server.child.pid!, {
+  const floor = wrkLoad(
+    `${round}: node:http floor, setup-check reply`,
+    `${hello.url}/setup-check`,
+    hello.child.pid!,
+  );
+  const check = wrkLoad(`${round}: bearer read`, `${server.url}/api/agent/setup-check`, server.child.pid!, {
     authorization: `Bearer ${token}`,
   });
   // The measured load is the last SECONDS of wrkLoad (its unmeasured warm-up runs before it).
@@ -61,7 +66,7 @@ for (let round = 1; round <= Number(process.env.BENCH_PROFILE_ROUNDS ?? 6); roun
     checkCpu: check.cpuPerRequest!,
   });
   console.log(
-    `round ${round}: (b'') ${floor.requestsPerSecond} req/s, ${floor.cpuPerRequest} µs; (b) ${check.requestsPerSecond} ` +
+    `round ${round}: floor ${floor.requestsPerSecond} req/s, ${floor.cpuPerRequest} µs; bearer read ${check.requestsPerSecond} ` +
       `req/s, ${check.cpuPerRequest} µs, p99 ${check.p99} ms`,
   );
 }
@@ -105,8 +110,8 @@ const [cheap, dear] = [byCost[0], byCost[byCost.length - 1]];
 const [cheapShares, dearShares] = [shares(cheap), shares(dear)];
 const percent = (count: number | undefined, of: number) => `${((100 * (count ?? 0)) / of).toFixed(1)}%`;
 console.log(
-  `cheapest round ${cheap.round}: (b) ${cheap.checkCpu} µs a request ((b'') ${cheap.floorCpu}); dearest round ` +
-    `${dear.round}: ${dear.checkCpu} µs ((b'') ${dear.floorCpu}). Shares of each round's busy samples:`,
+  `cheapest round ${cheap.round}: bearer read ${cheap.checkCpu} µs a request (floor ${cheap.floorCpu}); dearest round ` +
+    `${dear.round}: ${dear.checkCpu} µs (floor ${dear.floorCpu}). Shares of each round's busy samples:`,
 );
 const table = (key: 'byPart' | 'byFunction', limit: number) =>
   [...new Set([...cheapShares[key].keys(), ...dearShares[key].keys()])]

@@ -1,9 +1,9 @@
 // Profiles one row: the server runs with --cpu-prof while autocannon loads it, and the functions
 // with the most self time are printed. BENCH_PROFILE_ROW=setup-check|upcoming|mcp (a bearer
 // tools/call of ic_activity_get_recent, as in bench/surfaces.ts)|sandbox (a highlight with a sandbox
-// token, as (c))|write (real highlight writes, as (d))|signed (setup-check signed afresh for every
-// request, as (g2))|floor (the bearer setup-check plus one bare verification,
-// as (g1v)).
+// token, the sandbox highlight write)|write (durable highlight writes)|signed (setup-check signed afresh for every
+// request, the signed request)|floor (the bearer setup-check plus one bare verification, the
+// signed request's floor).
 // BENCH_PROFILE_ENGINE=postgres runs the server on a fresh PostgreSQL database (withBenchPostgres)
 // instead of the embedded one.
 // Usage: node bench/profile-row.ts  (writes the .cpuprofile under the OS temp directory)

@@ -1,6 +1,6 @@
 // npm run bench: every scenario side by side, one run. BENCH_SECONDS and BENCH_CONNECTIONS
-// shorten or widen it; the figures the issues quote come from the defaults (10 s, 50 connections).
-// BENCH_ONLY=metrics runs only what metrics cost against (b) (bench/metrics-cost.ts).
+// shorten or widen it; docs/benchmarks.md's figures come from the defaults (10 s, 50 connections).
+// BENCH_ONLY=metrics runs only what metrics cost against the bearer read (bench/metrics-cost.ts).
 // BENCH_ONLY=pg runs only the two-instance PostgreSQL writes (bench/postgres-writes.ts); the full
 // run measures them too when PostgreSQL answers (BENCH_PG=0 leaves them out).
 // BENCH_ONLY=mcp runs only the MCP transport comparison (bench/mcp-transports.ts); BENCH_ONLY=signed
@@ -73,7 +73,7 @@ console.log(
 );
 const only = process.env.BENCH_ONLY;
 if (only === 'metrics') {
-  // What metrics cost per request against (b) (bench/metrics-cost.ts).
+  // What metrics cost per request against the bearer read (bench/metrics-cost.ts).
   try {
     cli(['migrate'], env);
     const { token } = mint(false);
@@ -86,7 +86,7 @@ if (only === 'metrics') {
   process.exit(0);
 }
 if (only === 'pg') {
-  // (d-pg): two instances on one PostgreSQL database (bench/postgres-writes.ts).
+  // Durable highlight writes on two instances of one PostgreSQL database (bench/postgres-writes.ts).
   const writes = await postgresWrites();
   const floor = await postgresFloor(MEMBERS);
   report(writes.instances);
@@ -95,7 +95,7 @@ if (only === 'pg') {
   process.exit(0);
 }
 if (only !== undefined && only !== 'mcp' && only !== 'signed' && only !== 'surfaces')
-  throw new Error(`BENCH_ONLY=${only}: only 'mcp', 'pg', 'signed' or 'surfaces' runs alone`);
+  throw new Error(`BENCH_ONLY=${only}: only 'metrics', 'mcp', 'pg', 'signed' or 'surfaces' runs alone`);
 if (only === 'surfaces') {
   try {
     cli(['migrate'], env);
@@ -138,22 +138,24 @@ if (only === 'mcp') {
 const rows: Figures[] = [];
 try {
   const hello = await startProcess(['bench/hello-server.mjs'], {}, '/');
-  rows.push(await load('(a) node:http hello world', { url: `${hello.url}/` }, hello.child.pid));
-  // (b)'s floor: node:http sending setup-check's answer and headers, no work. (b) cannot pass it.
+  rows.push(await load('node:http hello', { url: `${hello.url}/` }, hello.child.pid));
+  // The bearer read's floor: node:http sending setup-check's answer and headers, no work. The bearer
+  // read cannot pass it.
   const setupCheckFloor = await load(
-    "(b'') node:http, same reply as (b), no work",
+    'node:http floor, setup-check reply',
     { url: `${hello.url}/setup-check` },
     hello.child.pid,
   );
-  // The hello server stays up (idle) to measure node:http again next to (f) (see member-reads.ts).
+  // The hello server stays up (idle) to measure node:http again next to the events list (see
+  // member-reads.ts).
   const floor = await startProcess(['bench/fastify-floor.mjs'], {}, '/');
   const floorFigures = await load(
-    "(a') Fastify, same-size reply, no work",
+    'Fastify floor, setup-check-size reply',
     { url: `${floor.url}/` },
     floor.child.pid,
   );
   const upcomingFloor = await load(
-    "(f') Fastify, same-size reply as (f), no work",
+    'Fastify floor, events-list-size reply',
     { url: `${floor.url}/upcoming` },
     floor.child.pid,
   );
@@ -171,7 +173,7 @@ try {
 
   rows.push(
     await load(
-      '(b) GET /api/agent/setup-check, bearer',
+      'bearer read, GET /api/agent/setup-check',
       {
         url: `${server.url}/api/agent/setup-check`,
         headers: { authorization: `Bearer ${token}` },
@@ -182,7 +184,7 @@ try {
   let sequence = 0;
   rows.push(
     await load(
-      '(c) POST highlight, sandbox token',
+      'sandbox highlight write',
       {
         url: `${server.url}/api/ingest/highlights/pending`,
         method: 'POST',
@@ -194,7 +196,7 @@ try {
   );
   rows.push(
     await load(
-      '(d) POST highlight, real, SQLite',
+      'durable highlight write, SQLite',
       {
         url: `${server.url}/api/ingest/highlights/pending`,
         method: 'POST',
@@ -212,7 +214,7 @@ try {
     ),
   );
 
-  // (e) the same read on the three surfaces: REST has only the session-only GET /api/tier/me.
+  // The membership read on the three surfaces: REST has only the session-only GET /api/tier/me.
   const membershipReads = {
     rest: { url: `${server.url}/api/tier/me`, headers: { cookie } },
     mcp: mcpToolCall(`${server.url}/api/mcp`, 'ic_get_my_membership', {}, reader.token),
@@ -230,12 +232,12 @@ try {
   };
   for (const [label, request] of Object.entries(membershipReads)) await expectMembership(label, request);
   const membershipRows = [
-    await load('(e1) GET /api/tier/me, session (REST)', membershipReads.rest, server.child.pid),
-    await load('(e2) MCP tools/call ic_get_my_membership', membershipReads.mcp, server.child.pid),
-    await load('(e3) A2A tasks/send ic_get_my_membership', membershipReads.a2a, server.child.pid),
+    await load('membership read, session (REST)', membershipReads.rest, server.child.pid),
+    await load('membership read, MCP', membershipReads.mcp, server.child.pid),
+    await load('membership read, A2A', membershipReads.a2a, server.child.pid),
   ];
   rows.push(...membershipRows);
-  // (e2) and (e3) as the issue sets them: MCP and A2A against the same operation's bearer REST row.
+  // The MCP and A2A targets: each against the same operation's bearer REST row (bench/surfaces.ts).
   const surfaceComparison = await surfaceRounds(server.url, server.child.pid!, reader.token);
   const memberReadRounds = await memberReadScenarios(server.url, server.child.pid!, {
     url: hello.url,
@@ -250,7 +252,7 @@ try {
   await hello.stop();
   const rssAfter = residentMb(server.child.pid!);
   await server.stop();
-  // The signed rows on a server of their own, which carries (g1v)'s floor (bench/signed-floor.mjs).
+  // The signed rows on a server of their own, which carries the signed request's floor (bench/signed-floor.mjs).
   const signedServer = await startProcess(SIGNED_FLOOR_SERVE, env, '/healthz');
   const signed = await signedRounds(signedServer, signedTokens, 1);
   await signedServer.stop();
@@ -259,7 +261,7 @@ try {
     authorization: `Bearer ${token}`,
   });
   const mcpRounds = await mcpTransportRounds(env);
-  // (d-pg) in the same run as (d), so that every row comes from one run.
+  // The PostgreSQL writes in the same run as the SQLite ones, so that every row comes from one run.
   const measurePostgres = process.env.BENCH_PG !== '0' && (await postgresReachable());
   const postgres = measurePostgres
     ? { writes: await postgresWrites(), floor: await postgresFloor(MEMBERS) }
@@ -286,28 +288,28 @@ try {
   );
   console.log(`resident memory of the service: ${rssAtStart} MB after start, ${rssAfter} MB after the run`);
   console.log(
-    // One row against an (a) measured minutes before it: (b) is read on the warm rounds
-    // (each against the (a) just before it), printed below with every round.
-    `targets: (b) as the first row after the start → ${Math.round((100 * b.requestsPerSecond) / a.requestsPerSecond)}% of (a) ` +
-      `(its floor (b'') ${Math.round((100 * setupCheckFloor.requestsPerSecond) / a.requestsPerSecond)}%; >= 75% is read on the warm rounds below), p99 < 5 ms → ${b.p99} ms; ` +
-      `(d) >= 10000 writes/s → ${d.requestsPerSecond}`,
+    // One row against a node:http hello measured minutes before it: the bearer read's target is read
+    // on the warm rounds (each against the node:http hello just before it), printed below.
+    `targets: bearer read as the first row after the start → ${Math.round((100 * b.requestsPerSecond) / a.requestsPerSecond)}% of node:http hello ` +
+      `(its node:http floor ${Math.round((100 * setupCheckFloor.requestsPerSecond) / a.requestsPerSecond)}%; >= 75% is read on the warm rounds below), p99 < 5 ms → ${b.p99} ms; ` +
+      `durable highlight write, SQLite >= 10000 writes/s → ${d.requestsPerSecond}`,
   );
   const ratio = (row: Figures) => Math.round((100 * row.requestsPerSecond) / restRead.requestsPerSecond);
   console.log(
-    `(e1) session read >= 80% of (b) → ${Math.round((100 * restRead.requestsPerSecond) / b.requestsPerSecond)}%; ` +
+    `membership read, session >= 80% of the bearer read → ${Math.round((100 * restRead.requestsPerSecond) / b.requestsPerSecond)}%; ` +
       `membership over MCP ${mcpRead.requestsPerSecond} req/s (${ratio(mcpRead)}% of the session row), over A2A ` +
-      `${a2aRead.requestsPerSecond} req/s (${ratio(a2aRead)}%): for scale only, (e2) and (e3) are set against the bearer REST row below`,
+      `${a2aRead.requestsPerSecond} req/s (${ratio(a2aRead)}%): for scale only, the MCP and A2A targets are set against the bearer REST row below`,
   );
   if (postgres) {
     report(postgres.writes.instances);
     console.log(postgresWritesSummary(postgres.writes));
     console.log(
-      `(d-pg) against (d): ${Math.round((100 * postgres.writes.total) / d.requestsPerSecond)}% of (d)'s ${d.requestsPerSecond} writes/s on SQLite`,
+      `durable highlight writes, PostgreSQL against SQLite: ${Math.round((100 * postgres.writes.total) / d.requestsPerSecond)}% of SQLite's ${d.requestsPerSecond} writes/s`,
     );
     console.log(postgresFloorSummary(postgres.floor));
   } else
     console.log(
-      `(d-pg) not measured: ${process.env.BENCH_PG === '0' ? 'BENCH_PG=0' : 'PostgreSQL does not answer at BENCH_POSTGRES_URL'}`,
+      `durable highlight writes on PostgreSQL not measured: ${process.env.BENCH_PG === '0' ? 'BENCH_PG=0' : 'PostgreSQL does not answer at BENCH_POSTGRES_URL'}`,
     );
   reportSurfaces(surfaceComparison);
   report(signed.flatMap((side) => side.rounds));
@@ -337,7 +339,7 @@ try {
   );
   console.log(memberReadTargets(memberReadRounds));
   console.log(
-    `(f µ) our own code per anonymous upcoming read, in process (no socket, no node:http): ${ownCode.toFixed(2)} µs; (b µ) per bearer setup-check: ${ownCodeBearer.toFixed(2)} µs`,
+    `own code in process (no socket, no node:http): anonymous events list ${ownCode.toFixed(2)} µs; bearer read ${ownCodeBearer.toFixed(2)} µs`,
   );
   report(mcpRounds.flatMap(({ ours, sdk }) => [ours, sdk]));
   console.log(mcpTransportSummary(mcpRounds));

@@ -1,15 +1,15 @@
-// (g1v)'s floor, loaded into the service's own process (node --import ./bench/signed-floor.mjs
+// The signed request's floor, loaded into the service's own process (node --import ./bench/signed-floor.mjs
 // bin/agent-commons.js serve): a request that carries x-bench-verify gets one bare crypto.verify of
-// an Ed25519 signature over a base the size of (g2)'s, with the key made once, before the service
+// an Ed25519 signature over a base the size of the signed request's, with the key made once, before the service
 // answers it as it would without the header. A signed call cannot cost less than this: the bearer
 // call and one verification.
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { subscribe } from 'node:diagnostics_channel';
 
-/** The header bench/signed-requests.ts sends on (g1v)'s requests. */
+/** The header bench/signed-requests.ts sends on the floor's requests. */
 const FLOOR_HEADER = 'x-bench-verify';
 
-// (g2)'s base, line for line, on a port of the same length and with a key id and nonce of the same size.
+// The signed request's base, line for line, on a port of the same length and with a key id and nonce of the same size.
 const base = Buffer.from(
   [
     '"@method": GET',

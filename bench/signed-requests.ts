@@ -53,7 +53,7 @@ export async function prepareSignedTokens(env: Record<string, string>): Promise<
 
 /** The header bench/signed-floor.mjs answers with one bare Ed25519 verification. */
 const FLOOR_HEADER = 'x-bench-verify';
-/** The service's start when the signed rows run: with (g1v)'s floor loaded into its process. */
+/** The service's start when the signed rows run: with the signed request's floor loaded into its process. */
 export const SIGNED_FLOOR_SERVE = [
   '--import',
   './bench/signed-floor.mjs',
@@ -80,7 +80,7 @@ function signedHeaders(url: string, tokens: SignedTokens, nonce = true): Record<
   };
 }
 
-/** (g2)'s request for autocannon: `url` is the setup-check's as signed, signed afresh for every request. */
+/** The signed request for autocannon: `url` is the setup-check's as signed, signed afresh for every request. */
 export function signedSetupCheck(url: string, tokens: SignedTokens, nonce = true): autocannon.Request {
   return {
     method: 'GET',
@@ -97,8 +97,9 @@ async function expectReady(label: string, url: string, headers: Record<string, s
 }
 
 /**
- * The rows' requests: (g1) bearer only, (g1v) the same plus one bare verification, (g2) signed, and
- * (g2') signed with no nonce, which parts the nonce's claim from the rest of the signed path.
+ * The rows' requests: the bearer read alone, the signed floor (the same plus one bare verification),
+ * the signed request, and the signed request with no nonce, which parts the nonce's claim from the
+ * rest of the signed path.
  */
 /**
  * The setup-check's URL as a signature names it: as the service names itself (PUBLIC_URL, here with
@@ -121,22 +122,26 @@ async function signedSides(server: Server, tokens: SignedTokens): Promise<RoundS
   await expectReady('floor', url, floor);
   await expectReady('signed', url, signedHeaders(signedUrl, tokens));
   return [
-    { label: '(g1) GET /api/agent/setup-check, bearer only', server, request: { url, headers: bearer } },
-    { label: '(g1v) the same plus one bare Ed25519 verify', server, request: { url, headers: floor } },
+    { label: 'bearer read', server, request: { url, headers: bearer } },
     {
-      label: '(g2) GET /api/agent/setup-check, signed (Ed25519, nonce)',
+      label: 'signed request floor: bearer read plus one bare Ed25519 verify',
+      server,
+      request: { url, headers: floor },
+    },
+    {
+      label: 'signed request (Ed25519, nonce)',
       server,
       request: { url, requests: [signedSetupCheck(signedUrl, tokens)] },
     },
     {
-      label: "(g2') the same signed with no nonce (nothing stored)",
+      label: 'signed request, no nonce (nothing stored)',
       server,
       request: { url, requests: [signedSetupCheck(signedUrl, tokens, false)] },
     },
   ];
 }
 
-/** (g1), (g1v) and (g2) in interleaved rounds on one server started with SIGNED_FLOOR_SERVE. */
+/** The bearer read, the signed floor and the signed requests in interleaved rounds on one server started with SIGNED_FLOOR_SERVE. */
 export async function signedRounds(
   server: Server,
   tokens: SignedTokens,
@@ -155,8 +160,8 @@ export function signedSummary([bearer, floor, signed, unstored]: RoundMedians[])
   const verify = Math.round(floor.cpu - bearer.cpu);
   const beyond = Math.round(signed.cpu - floor.cpu);
   return (
-    `signed requests, medians: (g1) bearer ${bearer.rps} req/s (${bearer.cpu} µs server CPU/req), (g1v) floor ${floor.rps} req/s (${floor.cpu} µs), ` +
-    `(g2) signed ${signed.rps} req/s (${signed.cpu} µs), (g2') with no nonce ${unstored.rps} req/s (${unstored.cpu} µs); ` +
+    `signed requests, medians: bearer read ${bearer.rps} req/s (${bearer.cpu} µs server CPU/req), signed floor ${floor.rps} req/s (${floor.cpu} µs), ` +
+    `signed request ${signed.rps} req/s (${signed.cpu} µs), signed with no nonce ${unstored.rps} req/s (${unstored.cpu} µs); ` +
     `one verification costs ${verify} µs in the floor, the signed path ${beyond} µs beyond it, of which the nonce's claim ${Math.round(signed.cpu - unstored.cpu)} µs; ` +
     `signed/floor by round, req/s ${byRps} %, server CPU ${byCpu} % (target >= 90 %), non-2xx ${signed.rounds.reduce((sum, round) => sum + round.non2xx, 0)}`
   );

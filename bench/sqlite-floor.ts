@@ -1,7 +1,8 @@
 // What the embedded engine alone costs a highlight write: the statements a write unit runs (the
 // story, the daily quota, the activity row, the unit's savepoint), prepared once and run straight on
 // better-sqlite3 against the migrated schema, 25 units a transaction as the write batcher groups
-// them under load. No HTTP, no pipeline, no Kysely: the floor under (d)'s server CPU per write.
+// them under load. No HTTP, no pipeline, no Kysely: the floor under the durable
+// SQLite write's server CPU.
 // Usage: node bench/sqlite-floor.ts   (BENCH_UNITS, default 50 000 per row; two rounds)
 import SQLite from 'better-sqlite3';
 import { benchEnvironment, cli, mintBenchToken } from './support.ts';

@@ -259,7 +259,7 @@ export async function load(name: string, options: autocannon.Options, pid?: numb
 }
 
 /**
- * Each row's "vs (a)" is against the last of `baselines` above it (the first one for rows before
+ * Each row's "vs baseline" is against the last of `baselines` above it (the first one for rows before
  * any); with no baselines (the research rows, which have no hello world to compare with) no such column.
  */
 export function report(rows: Figures[], baselines: Figures[] = []): void {
@@ -270,7 +270,7 @@ export function report(rows: Figures[], baselines: Figures[] = []): void {
       scenario: r.name,
       'req/s': r.requestsPerSecond,
       ...(baseline && {
-        'vs (a)': `${Math.round((100 * r.requestsPerSecond) / baseline.requestsPerSecond)}%`,
+        'vs baseline': `${Math.round((100 * r.requestsPerSecond) / baseline.requestsPerSecond)}%`,
       }),
       'p50 ms': r.p50,
       'p99 ms': r.p99,
@@ -314,7 +314,7 @@ export function mintBenchToken(
   };
 }
 
-/** The body of a highlight submission, as rows (c), (d) and (d-pg) post it. */
+/** The body of a highlight submission, as the sandbox and durable highlight writes post it. */
 export function highlightStory(id: string): string {
   return JSON.stringify({
     id,
@@ -378,7 +378,7 @@ async function postgresAdmin(sql: string): Promise<void> {
   }
 }
 
-/** Whether the server BENCH_POSTGRES_URL names answers (the full run measures (d-pg) only then). */
+/** Whether the server BENCH_POSTGRES_URL names answers (the full run measures the PostgreSQL rows only then). */
 export async function postgresReachable(): Promise<boolean> {
   try {
     await postgresAdmin('SELECT 1');

@@ -1,4 +1,4 @@
-// (e2, e3): one bearer operation on its three surfaces, on one server, in interleaved
+// The activity read: one bearer operation on its three surfaces, on one server, in interleaved
 // rounds: REST GET /api/activity/me, MCP tools/call ic_activity_get_recent and A2A tasks/send of the
 // same capability, same token, same arguments. BENCH_ONLY=surfaces runs it alone; the full run too.
 import { type Figures, load, mcpToolCall, report } from './support.ts';

@@ -1,7 +1,7 @@
-// A second load generator for the anonymous upcoming read. autocannon (JavaScript) spends about as much CPU on
-// each (f) answer as the server does: it decodes every body into a string, and a body with
-// non-ASCII text takes V8's slow path. On its own core it then caps (f) and node:http's (f'') at the
-// same rate. wrk (C, Debian's `wrk` package) spends a few µs per answer, so with it the server alone
+// A second load generator for the anonymous events list. autocannon (JavaScript) spends about as much
+// CPU on each events-list answer as the server does: it decodes every body into a string, and a body
+// with non-ASCII text takes V8's slow path. On its own core it then caps the events list and
+// node:http's floor for it at the same rate. wrk (C, Debian's `wrk` package) spends a few µs per answer, so with it the server alone
 // sets the pace. Its rows are left out when wrk is not installed.
 import { spawnSync } from 'node:child_process';
 import { CONNECTIONS, cpuMicros, type Figures, SECONDS, WARMUP_SECONDS } from './support.ts';
