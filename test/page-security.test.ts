@@ -75,7 +75,7 @@ describe('HTML answers carry the page security headers', () => {
         assertPageHeaders(response.headers, `GET ${path} (${response.status}${cookie ? ', signed in' : ''})`);
       }
     }
-    // The routes that answered HTML include the ones the issue names, and 404 pages of parameter routes.
+    // The routes that answered HTML include the main pages people reach, and 404 pages of parameter routes.
     for (const path of ['/', '/docs', '/signup-with-agent', '/agent-console', '/operator/members', '/signin'])
       assert.ok(pages.has(path), `${path} answered HTML (${[...pages].join(' ')})`);
     const missing = await fetch(`${t.baseUrl}/newsletter/no-such-issue`);

@@ -9,7 +9,7 @@ const GZIP_FROM_BYTES = 1024;
  * Below this an answer is also kept as text, and REST sends the text: node:http writes a text body
  * together with its headers in one piece, where bytes go as a second chunk of a writev. For a body
  * this small the copy costs less than the second chunk (about 1.5 µs a request for setup-check's
- * 773 bytes, docs/benchmarks.md); for larger ones the bytes are cheaper.
+ * 773 bytes, docs/decisions.md, "HTTP"); for larger ones the bytes are cheaper.
  */
 const TEXT_BELOW_BYTES = 1024;
 

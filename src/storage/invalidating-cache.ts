@@ -80,7 +80,7 @@ export class InvalidatingCache<Entry> {
  * Keys of one kind for the cache: `prefix` then an id, the same string again for the same id as the
  * call before. A member's run of requests then looks up one string whose hash V8 keeps with it; a
  * key built anew is joined and hashed in full on every lookup (about a tenth of a cached session
- * read in process, docs/benchmarks.md).
+ * read in process).
  */
 export function cacheKeys(prefix: string): (id: string) => string {
   let lastId: string | undefined;

@@ -106,8 +106,8 @@ interface PendingHit {
  * Hits go to PostgreSQL in batches, one statement at a time per instance: a hit that arrives while
  * none is under way is sent at once, alone; the hits that arrive while one is under way wait for it
  * and go together in the next, one row per window, the window's hits added at once. Under load that
- * is one statement for several requests (about five a statement under (d-pg), docs/benchmarks.md)
- * instead of one each, a separate transaction and round trip every time. Counts stay exact: every
+ * is one statement for several requests (about five a statement under the two-instance PostgreSQL
+ * write benchmark) instead of one each, a separate transaction and round trip every time. Counts stay exact: every
  * hit is added to the shared row before its request goes on, and the hits of one window in a batch
  * take the counts up to the row's new count in turn. The windows of a batch are upserted in key
  * order, so two instances' batches lock shared rows in the same order and cannot deadlock.

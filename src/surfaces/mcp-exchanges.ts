@@ -127,7 +127,7 @@ export function mcpExchanges(
    * tools/call answered by our transport without the SDK server, exactly as the server would answer
    * it (its checks, its result validation, its error shape): the server's per-request machinery and
    * the zod checks that fail on the way (each builds a ZodError) cost more than the call itself
-   * (docs/benchmarks.md). A task-augmented call still goes to the server, which refuses it.
+   * (docs/decisions.md, "Libraries"). A task-augmented call still goes to the server, which refuses it.
    */
   function answerToolCall(
     pooled: PooledServer,

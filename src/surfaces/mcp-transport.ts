@@ -29,7 +29,7 @@ export type Shortcut = (request: JSONRPCRequest) => Promise<JSONRPCMessage> | un
 /**
  * Whether a message the server sends is a response. Checked by shape, not with the SDK's
  * isJSONRPCResultResponse/isJSONRPCErrorResponse: a zod check that fails builds a ZodError (an
- * Error, stack and all), which cost tens of µs per call on a busy server (docs/benchmarks.md).
+ * Error, stack and all), which cost tens of µs per call on a busy server (docs/decisions.md, "Libraries").
  */
 function isResponse(message: JSONRPCMessage): message is JSONRPCResultResponse | JSONRPCErrorResponse {
   return !('method' in message) && ('result' in message || 'error' in message);
