@@ -267,12 +267,12 @@ try {
     ? { writes: await postgresWrites(), floor: await postgresFloor(MEMBERS) }
     : undefined;
 
-  const [a, b, , d, restRead, mcpRead, a2aRead] = rows;
+  const [firstHello, bearerRead, , durableWrite, restRead, mcpRead, a2aRead] = rows;
   const { calibration } = memberReads;
   // In the order measured; each row against the hello world measured last before it.
   report(
     [
-      a,
+      firstHello,
       setupCheckFloor,
       floorFigures,
       upcomingFloor,
@@ -284,19 +284,19 @@ try {
       memberReads.sequential,
       memberReads.batch,
     ],
-    [a, calibration.hello],
+    [firstHello, calibration.hello],
   );
   console.log(`resident memory of the service: ${rssAtStart} MB after start, ${rssAfter} MB after the run`);
   console.log(
     // One row against a node:http hello measured minutes before it: the bearer read's target is read
     // on the warm rounds (each against the node:http hello just before it), printed below.
-    `targets: bearer read as the first row after the start → ${Math.round((100 * b.requestsPerSecond) / a.requestsPerSecond)}% of node:http hello ` +
-      `(its node:http floor ${Math.round((100 * setupCheckFloor.requestsPerSecond) / a.requestsPerSecond)}%; >= 75% is read on the warm rounds below), p99 < 5 ms → ${b.p99} ms; ` +
-      `durable highlight write, SQLite >= 10000 writes/s → ${d.requestsPerSecond}`,
+    `targets: bearer read as the first row after the start → ${Math.round((100 * bearerRead.requestsPerSecond) / firstHello.requestsPerSecond)}% of node:http hello ` +
+      `(its node:http floor ${Math.round((100 * setupCheckFloor.requestsPerSecond) / firstHello.requestsPerSecond)}%; >= 75% is read on the warm rounds below), p99 < 5 ms → ${bearerRead.p99} ms; ` +
+      `durable highlight write, SQLite >= 10000 writes/s → ${durableWrite.requestsPerSecond}`,
   );
   const ratio = (row: Figures) => Math.round((100 * row.requestsPerSecond) / restRead.requestsPerSecond);
   console.log(
-    `membership read, session >= 80% of the bearer read → ${Math.round((100 * restRead.requestsPerSecond) / b.requestsPerSecond)}%; ` +
+    `membership read, session >= 80% of the bearer read → ${Math.round((100 * restRead.requestsPerSecond) / bearerRead.requestsPerSecond)}%; ` +
       `membership over MCP ${mcpRead.requestsPerSecond} req/s (${ratio(mcpRead)}% of the session row), over A2A ` +
       `${a2aRead.requestsPerSecond} req/s (${ratio(a2aRead)}%): for scale only, the MCP and A2A targets are set against the bearer REST row below`,
   );
@@ -304,7 +304,7 @@ try {
     report(postgres.writes.instances);
     console.log(postgresWritesSummary(postgres.writes));
     console.log(
-      `durable highlight writes, PostgreSQL against SQLite: ${Math.round((100 * postgres.writes.total) / d.requestsPerSecond)}% of SQLite's ${d.requestsPerSecond} writes/s`,
+      `durable highlight writes, PostgreSQL against SQLite: ${Math.round((100 * postgres.writes.total) / durableWrite.requestsPerSecond)}% of SQLite's ${durableWrite.requestsPerSecond} writes/s`,
     );
     console.log(postgresFloorSummary(postgres.floor));
   } else
