@@ -147,7 +147,7 @@ export async function signedRounds(
   tokens: SignedTokens,
   rounds: number,
 ): Promise<RoundMedians[]> {
-  return interleavedRounds('signed requests', await signedSides(server, tokens), rounds);
+  return interleavedRounds('signed rows:', await signedSides(server, tokens), rounds);
 }
 
 export function signedSummary([bearer, floor, signed, unstored]: RoundMedians[]): string {

@@ -82,9 +82,9 @@ export async function surfaceRounds(base: string, pid: number, token: string): P
   const rounds: SurfaceRound[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     rounds.push({
-      rest: await load(`(r${round}) REST GET /api/activity/me, bearer`, call.rest, pid),
-      mcp: await load(`(e2.${round}) MCP tools/call ic_activity_get_recent`, call.mcp, pid),
-      a2a: await load(`(e3.${round}) A2A tasks/send ic_activity_get_recent`, call.a2a, pid),
+      rest: await load(`${round}: activity read, REST`, call.rest, pid),
+      mcp: await load(`${round}: activity read, MCP`, call.mcp, pid),
+      a2a: await load(`${round}: activity read, A2A`, call.a2a, pid),
     });
   }
   return rounds;
