@@ -25,7 +25,7 @@ export interface McpTransportRound {
 
 /** The rows, round by round; the database at `env.DATABASE_URL` is migrated and holds upcoming events. */
 export async function mcpTransportRounds(env: Record<string, string>): Promise<McpTransportRound[]> {
-  const server = await startProcess(['--import', 'tsx', 'bench/mcp-server.ts'], env, '/healthz');
+  const server = await startProcess(['bench/mcp-server.ts'], env, '/healthz');
   try {
     const ours = toolCall(`${server.url}/api/mcp`);
     const sdk = toolCall(`${server.url}/api/mcp-sdk`);

@@ -6,7 +6,7 @@
 // BENCH_CREDENTIAL=none the upcoming list with no credential (the anonymous events list), BENCH_CREDENTIAL=lookup
 // one event of that list by its URL (/api/events/get), with no credential.
 // Usage: BENCH_COMPARE_DIR=/tmp/before [BENCH_ROUNDS=30] [BENCH_CREDENTIAL=bearer|session|none|lookup]
-//        node --import tsx bench/own-code-pairs.ts
+//        node bench/own-code-pairs.ts
 import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';

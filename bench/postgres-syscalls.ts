@@ -3,7 +3,7 @@
 // counted). Unlike req/s, the count does not move with what else the machine is doing: it is the
 // figure for a change to how statements reach PostgreSQL (src/storage/statement-groups.ts), on a
 // machine too noisy to show one in throughput. Needs strace (Debian: strace).
-// Usage: node --import tsx bench/postgres-syscalls.ts  (BENCH_POSTGRES_URL; BENCH_WRITES, default 3000;
+// Usage: node bench/postgres-syscalls.ts  (BENCH_POSTGRES_URL; BENCH_WRITES, default 3000;
 // BENCH_CONNECTIONS, default 10)
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';

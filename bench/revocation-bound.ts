@@ -8,7 +8,7 @@
 // is set back to core, and served again by B, before the next round. Printed: the delay to the first
 // refusal and how many requests B still served after the change's answer, idle and with B under
 // load from another token.
-// Run: node --import tsx bench/revocation-bound.ts   (BENCH_BOUND_ROUNDS, default 40 per phase)
+// Run: node bench/revocation-bound.ts   (BENCH_BOUND_ROUNDS, default 40 per phase)
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';

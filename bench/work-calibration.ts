@@ -3,7 +3,7 @@
 // rounds beside node:http hello. On a machine where node:http alone is near its hello, the row whose
 // ratio first falls under 75 % says how much work per request the bearer read's target leaves for everything a
 // real request does: authenticate, count, build and send the answer.
-// Usage: node --import tsx bench/work-calibration.ts   (BENCH_ROUNDS, BENCH_SECONDS)
+// Usage: node bench/work-calibration.ts   (BENCH_ROUNDS, BENCH_SECONDS)
 import { type Figures, load, pinLoadGenerator, report, startProcess } from './support.ts';
 
 const WORK_MICROS = [0, 10, 20, 40];

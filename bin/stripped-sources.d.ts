@@ -2,4 +2,4 @@
 export declare const strippedDir: string;
 export declare function digestOf(text: string): string;
 export declare function currentSources(): Map<string, string>;
-export declare function useStrippedSources(): boolean;
+export declare function useStrippedSources(): void;

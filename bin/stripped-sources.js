@@ -41,14 +41,8 @@ function strippedText(digest) {
   }
 }
 
-/**
- * Loads the sources from their stripped texts from now on; returns false where this Node cannot
- * (before 22.15), so the caller lets Node strip them.
- */
+/** Loads the sources from their stripped texts from now on (every supported Node has the hooks). */
 export function useStrippedSources() {
-  if (typeof module.registerHooks !== 'function' || typeof module.stripTypeScriptTypes !== 'function') {
-    return false;
-  }
   const sources = currentSources();
   const unstripped = [...sources.values()].some((digest) => strippedText(digest) === undefined);
   if (unstripped) {
@@ -68,5 +62,4 @@ export function useStrippedSources() {
       return { format: 'module', source, shortCircuit: true };
     },
   });
-  return true;
 }

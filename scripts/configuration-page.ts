@@ -3,7 +3,7 @@
 import { type DeclaredSetting, declaredSettings } from '../src/config/read.ts';
 import { CONFIG_SCHEMA } from '../src/config/schema.ts';
 import type { SettingGroup } from '../src/config/settings.ts';
-import { DEFAULT_TIERS } from '../src/domain/auth/tiers.ts';
+import { DEFAULT_TIERS } from '../src/domain/access/tiers.ts';
 
 const INTRO = `# Configuration
 

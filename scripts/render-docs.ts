@@ -2,7 +2,7 @@
 // docs/configuration.md from the settings' declaration.
 import { writeFileSync } from 'node:fs';
 import { loadConfig } from '../src/config.ts';
-import { DEFAULT_TIERS, TierLadder } from '../src/domain/auth/tiers.ts';
+import { DEFAULT_TIERS, TierLadder } from '../src/domain/access/tiers.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import type { Deps } from '../src/operations/services.ts';
 import { renderMarkdownReference } from '../src/surfaces/markdown-reference.ts';

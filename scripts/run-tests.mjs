@@ -1,9 +1,8 @@
-// Runs every test file with node:test through tsx. PostgreSQL and Redis suites run when a server is
+// Runs every test file with node:test, Node stripping their types. PostgreSQL and Redis suites run when a server is
 // reachable (TEST_POSTGRES_URL / TEST_REDIS_URL, or the local defaults); REQUIRE_POSTGRES=1 and
 // REQUIRE_REDIS=1 (set by .ci/run) make an absent server a failure instead of a skip.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import module from 'node:module';
 import { connect } from 'node:net';
 import { basename, join } from 'node:path';
 import { assertSupportedNode } from '../bin/supported-node.js';
@@ -79,17 +78,12 @@ const rank = (path) => {
 const files = process.argv.slice(2).length
   ? process.argv.slice(2)
   : testFiles('test').sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-// Where Node strips types itself (22.18+, 24, 26) the service's sources load pre-stripped, as the
-// CLI loads them; tsx only where it cannot (22.13 to 22.17).
-const loader =
-  process.features.typescript && typeof module.registerHooks === 'function'
-    ? './test/support/stripped-sources.mjs'
-    : 'tsx';
+// The service's sources load pre-stripped, as the CLI loads them; Node strips the test files.
 const child = spawn(
   process.execPath,
   [
     '--import',
-    loader,
+    './test/support/stripped-sources.mjs',
     '--import',
     './test/support/no-network.ts',
     '--test',

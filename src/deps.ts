@@ -1,8 +1,8 @@
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
+import { loadTierLadder, type TierLadder } from './domain/access/tiers.ts';
 import { createMailer } from './domain/auth/sign-in-mail.ts';
-import { loadTierLadder, type TierLadder } from './domain/auth/tiers.ts';
 import { openCorpusIndex } from './domain/research/corpus-index.ts';
 import type { Deps } from './operations/services.ts';
 import { openDatabase } from './storage/database.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ALL_SCOPES } from '../src/domain/auth/scopes.ts';
+import { ALL_SCOPES } from '../src/domain/access/scopes.ts';
 import { MAX_NESTING } from '../src/operations/pipeline/validate.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';

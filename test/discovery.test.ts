@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { MS } from '../src/clock.ts';
-import { ALL_SCOPES } from '../src/domain/auth/scopes.ts';
+import { ALL_SCOPES } from '../src/domain/access/scopes.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';

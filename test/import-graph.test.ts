@@ -88,3 +88,26 @@ test('every import points down the layers (or stays in its own)', () => {
   }
   assert.deepEqual(upward, []);
 });
+
+/**
+ * The areas of the domain (its directories) import one another one way too: a module-level graph
+ * can be free of circles while two areas still lean on each other through different files.
+ */
+test('the areas of src/domain import one another one way', () => {
+  const DOMAIN = join(SRC, 'domain');
+  const areaOf = (file: string) => relative(DOMAIN, file).split('/')[0];
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(DOMAIN)) {
+    const from = areaOf(file);
+    const targets = importsOf(file)
+      .filter((target) => !relative(DOMAIN, target).startsWith('..'))
+      .map(areaOf)
+      .filter((to) => to !== from);
+    graph.set(from, [...(graph.get(from) ?? []), ...targets]);
+  }
+  assert.ok(graph.has('auth') && graph.has('members'), `read the areas ${[...graph.keys()].join(', ')}`);
+  assert.deepEqual(
+    cycles(graph).map((cycle) => cycle.join(' → ')),
+    [],
+  );
+});

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { parseItem } from 'structured-headers';
-import { SCOPE_CATALOG } from '../src/domain/auth/scopes.ts';
+import { SCOPE_CATALOG } from '../src/domain/access/scopes.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
 import { isRestOperation, type Operation } from '../src/operations/types.ts';
 import { startTestApp, type TestApp } from './support/app.ts';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { DEFAULT_TIERS } from '../src/domain/auth/tiers.ts';
+import { DEFAULT_TIERS } from '../src/domain/access/tiers.ts';
 import type { Member } from '../src/domain/members/members.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { linkFromOutbox, outboxPath } from './support/browser.ts';

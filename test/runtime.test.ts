@@ -1,4 +1,4 @@
-// The supported Node.js lines (22, 24, 26): the garbage-collection abort of better-sqlite3 12 on
+// The supported Node.js lines (22 from 22.18, 24, 26): the garbage-collection abort of better-sqlite3 12 on
 // Node 24.19+ stays gone, and an older Node gets one clear sentence instead of a crash.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -18,7 +18,7 @@ describe(`runtime (Node ${process.versions.node})`, () => {
   test('statements dropped and collected between requests, in threads and at exit: the process exits 0', async () => {
     const database = await freshDatabase('sqlite');
     cleanups.push(() => database.drop());
-    const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', CHURN, database.url], {
+    const run = spawnSync(process.execPath, ['--expose-gc', CHURN, database.url], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 120_000,
@@ -36,9 +36,14 @@ describe(`runtime (Node ${process.versions.node})`, () => {
     assert.equal(run.status, 1);
     assert.match(
       run.stderr,
-      /needs Node\.js 22\.13 or newer \(supported lines: 22, 24 and 26\); this is Node\.js 20\.20\.2/,
+      /needs Node\.js 22\.18 or newer \(supported lines: 22 \(22\.18 or newer\), 24 and 26\); this is Node\.js 20\.20\.2/,
     );
-    for (const version of ['22.13.0', '24.21.0', '26.10.0']) {
+    const before = spawnSync(process.execPath, ['-e', script.replace('20.20.2', '22.17.1')], {
+      encoding: 'utf8',
+    });
+    assert.equal(before.status, 1, 'a 22 release that needs a flag to strip types is refused');
+    assert.match(before.stderr, /needs Node\.js 22\.18 or newer.*this is Node\.js 22\.17\.1/);
+    for (const version of ['22.18.0', '24.21.0', '26.10.0']) {
       const ok = spawnSync(process.execPath, ['-e', script.replace('20.20.2', version)], {
         encoding: 'utf8',
       });
@@ -46,7 +51,7 @@ describe(`runtime (Node ${process.versions.node})`, () => {
     }
   });
 
-  test('the CLI runs on Node’s own type stripping, and through tsx where stripping is off', async () => {
+  test('the CLI runs its TypeScript with plain node, and refuses in a sentence where stripping is off', async () => {
     const database = await freshDatabase('sqlite');
     cleanups.push(() => database.drop());
     const env = { ...process.env, NODE_OPTIONS: '', NODE_TEST_CONTEXT: '', DATABASE_URL: database.url };
@@ -60,10 +65,14 @@ describe(`runtime (Node ${process.versions.node})`, () => {
     const migrated = cli([], ['migrate']);
     assert.equal(migrated.status, 0, migrated.stderr);
     const created = cli(
-      ['--no-experimental-strip-types'],
+      [],
       ['member', 'create', '--email', 'strip@example.org', '--name', 'Strip', '--tier', 'core', '--json'],
     );
     assert.equal(created.status, 0, created.stderr);
+    const unstripped = cli(['--no-experimental-strip-types'], ['--help']);
+    assert.equal(unstripped.status, 1);
+    assert.match(unstripped.stderr, /type stripping, which this process has switched off/);
+    assert.doesNotMatch(unstripped.stderr, /ERR_/);
     for (const run of [migrated, created]) assert.doesNotMatch(run.stderr, /ExperimentalWarning|ERR_/);
     const member = JSON.parse(created.stdout);
     const sqlite = new SQLite(database.url.slice('sqlite:'.length), { readonly: true });

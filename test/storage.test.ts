@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock, MS } from '../src/clock.ts';
+import { DEFAULT_TIERS, TierLadder } from '../src/domain/access/tiers.ts';
 import { createSession, revokeSession, verifySession } from '../src/domain/auth/sessions.ts';
-import { DEFAULT_TIERS, TierLadder } from '../src/domain/auth/tiers.ts';
 import {
   DeniedScopesError,
   listTokens,

@@ -10,7 +10,7 @@ import { adminSetMemberTier } from '../operations/admin/members.ts';
 import { adminDecideTierRequest } from '../operations/admin/tier-requests.ts';
 import { isFreshDatabase } from '../storage/migrations.ts';
 import { allRows } from '../storage/paging.ts';
-import { fail, printJson, printTable, withDeps } from './context.ts';
+import { fail, printJson, printTable, withDeps } from './command-helpers.ts';
 import { BY_OPTION, runAsOperator } from './operator.ts';
 
 export function registerAdminCommands(program: Command): void {

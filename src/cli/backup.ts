@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { fail, printJson } from './context.ts';
+import { fail, printJson } from './command-helpers.ts';
 
 export function registerBackupCommand(program: Command): void {
   program

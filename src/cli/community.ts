@@ -7,7 +7,7 @@ import { saveResource } from '../domain/resources/resources.ts';
 import { adminDecideEventRequest } from '../operations/admin/event-requests.ts';
 import { allRows } from '../storage/paging.ts';
 import { startScheduler } from '../workers/scheduler.ts';
-import { fail, printJson, printTable, withDeps } from './context.ts';
+import { fail, printJson, printTable, withDeps } from './command-helpers.ts';
 import { BY_OPTION, runAsOperator } from './operator.ts';
 
 const consoleLog = {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { readContentFolder } from '../domain/content/folder.ts';
 import { importContent } from '../domain/content/import.ts';
 import { ContentError } from '../domain/content/markdown-file.ts';
-import { fail, printJson, withDeps } from './context.ts';
+import { fail, printJson, withDeps } from './command-helpers.ts';
 
 /** The operator's published content: newsletter issues, presentations, news links, the donation page. */
 export function registerContentCommands(program: Command): void {

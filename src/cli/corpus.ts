@@ -13,7 +13,7 @@ import {
 import { FORMATS, formatOf, isSource } from '../domain/research/document.ts';
 import { fetchSource, isUrl, refusedUrl } from '../domain/research/read-source.ts';
 import type { Deps } from '../operations/services.ts';
-import { fail, printJson, printTable, withDeps } from './context.ts';
+import { fail, printJson, printTable, withDeps } from './command-helpers.ts';
 
 /**
  * A directory stands for the readable files inside it (recursively); paths and URLs stand for

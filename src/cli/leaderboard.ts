@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { iso } from '../clock.ts';
 import { refreshLeaderboard } from '../domain/leaderboard/refresh.ts';
-import { printJson, withDeps } from './context.ts';
+import { printJson, withDeps } from './command-helpers.ts';
 
 export function registerLeaderboardCommands(program: Command): void {
   const leaderboard = program.command('leaderboard').description('the weekly commit leaderboard');

@@ -4,7 +4,7 @@ import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { randomId } from '../secrets.ts';
-import { fail } from './context.ts';
+import { fail } from './command-helpers.ts';
 
 export const BY_OPTION = [
   '--by <member>',

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { printJson, withDeps } from './context.ts';
+import { printJson, withDeps } from './command-helpers.ts';
 
 export function registerPaymentCommands(program: Command): void {
   const payments = program.command('payments').description('x402 donations');
@@ -11,7 +11,7 @@ export function registerPaymentCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o) =>
       withDeps(async (deps) => {
-        const { reconcilePayments } = await import('../domain/payments/reconcile.ts');
+        const { reconcilePayments } = await import('../domain/payments/reconcile-pass.ts');
         const report = await reconcilePayments(deps);
         // Claims left waiting (leased by a request in flight, or the facilitator away): scripts should notice.
         if (report.waiting) process.exitCode = 2;

@@ -7,7 +7,7 @@ import { describeSignIn } from '../domain/auth/sign-in-mail.ts';
 import { seedNewDatabase } from '../domain/demo/seed.ts';
 import { scheduleLeaderboardRefresh } from '../domain/leaderboard/refresh.ts';
 import { describePayments } from '../domain/payments/describe.ts';
-import { startPaymentReconciler } from '../domain/payments/reconciler.ts';
+import { startPaymentReconciler } from '../domain/payments/reconcile-schedule.ts';
 import { trimWhenIdle } from '../memory-trim.ts';
 import { startMetricsServer } from '../surfaces/metrics-endpoint.ts';
 import { startScheduler } from '../workers/scheduler.ts';

@@ -7,7 +7,7 @@ import type { Executor } from '../storage/schema.ts';
  * The narrow ports a domain function names as its parameter type, composed with `&`
  * (`deps: Store & Clocked & WritePort`): the function says what it touches, and the composition
  * root's whole `Deps` still fits structurally. A domain service declares its port beside itself
- * (`Tiered` in auth/tiers.ts); the write batcher's is `WritePort` in storage/transactions.ts.
+ * (`Tiered` in access/tiers.ts); the write batcher's is `WritePort` in storage/transactions.ts.
  */
 
 /**

@@ -1,7 +1,7 @@
 import { ApiError, errors } from '../core/errors.ts';
+import type { Scope } from '../domain/access/scopes.ts';
+import type { TierLadder } from '../domain/access/tiers.ts';
 import type { Principal } from '../domain/auth/principal.ts';
-import type { Scope } from '../domain/auth/scopes.ts';
-import type { TierLadder } from '../domain/auth/tiers.ts';
 import type { Operation } from './types.ts';
 
 /** Why a caller may not call an operation, decided in one place for the pipeline and the catalogs. */

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { rateInfo } from '../core/rate-limit.ts';
 import type { Principal } from '../domain/auth/principal.ts';
 import { viaOf } from '../domain/auth/principal.ts';
-import type { QueuedWrite } from '../domain/events/rsvps.ts';
+import type { QueuedWrite } from '../domain/queue/queued-write.ts';
 import { RateInfoSchema, Via } from './schemas.ts';
 import type { OperationResult } from './types.ts';
 

@@ -41,7 +41,7 @@ import {
   requestTierTool,
 } from './membership/tier.ts';
 import { donateWithX402 } from './payments/donate.ts';
-import { getDonorWall } from './payments/donations.ts';
+import { getDonorWall } from './payments/donor-wall.ts';
 import { researchAsk } from './research/ask.ts';
 import { bookResource } from './resources/book.ts';
 import { listResources } from './resources/list.ts';

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { TierLadder } from '../domain/access/tiers.ts';
 import type { Mailer } from '../domain/auth/sign-in-mail.ts';
-import type { TierLadder } from '../domain/auth/tiers.ts';
 import type { CorpusIndex } from '../domain/research/corpus-index.ts';
 import type { Database } from '../storage/database.ts';
 import type { Db } from '../storage/schema.ts';

@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
 import type { ApiError } from '../core/errors.ts';
 import type { PolicyOutcome, RatePolicy } from '../core/rate-limit.ts';
+import type { Scope } from '../domain/access/scopes.ts';
 import type { Principal } from '../domain/auth/principal.ts';
-import type { Scope } from '../domain/auth/scopes.ts';
 import type { Deps } from './services.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
+import { SCOPE_CATALOG } from '../domain/access/scopes.ts';
 import { protectedResourceMetadataUrl } from '../http/bearer-challenge.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ALL_SCOPES } from '../domain/auth/scopes.ts';
+import { ALL_SCOPES } from '../domain/access/scopes.ts';
 import {
   PROTECTED_RESOURCE_PATH,
   RESOURCE_PATHS,

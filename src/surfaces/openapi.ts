@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { SCOPE_CATALOG } from '../domain/auth/scopes.ts';
+import { SCOPE_CATALOG } from '../domain/access/scopes.ts';
 import { API_VERSION } from '../operations/api-version.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
 import { effectsOf } from '../operations/effects.ts';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ALL_SCOPES, SCOPE_CATALOG, SCOPE_RISK, STARTER_SCOPE_SETS } from '../domain/auth/scopes.ts';
+import { ALL_SCOPES, SCOPE_CATALOG, SCOPE_RISK, STARTER_SCOPE_SETS } from '../domain/access/scopes.ts';
 import { FEEDBACK_CATEGORIES } from '../domain/feedback/feedback.ts';
 import { protectedResourceMetadataUrl } from '../http/bearer-challenge.ts';
 import { API_VERSION } from '../operations/api-version.ts';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STARTER_SCOPE_SETS, STARTER_SET_NAMES } from '../domain/access/scopes.ts';
 import { type ActivityView, recentActivity } from '../domain/activity/activity.ts';
-import { STARTER_SCOPE_SETS, STARTER_SET_NAMES } from '../domain/auth/scopes.ts';
 import { signingOfTokens, type TokenSigning } from '../domain/auth/signing-keys.ts';
 import { listTokens, mintToken, revokeToken } from '../domain/auth/tokens.ts';
 import { mcpInstallRecipe } from '../operations/auth/setup-check.ts';

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ALL_SCOPES, isScope } from '../domain/access/scopes.ts';
 import { fetchClientDocument, isClientDocumentUrl } from '../domain/auth/client-metadata-documents.ts';
 import {
   bindAuthorization,
@@ -6,7 +7,6 @@ import {
   startAuthorization,
 } from '../domain/auth/oauth-authorizations.ts';
 import { findRegisteredClient, type OAuthClient, redirectMatches } from '../domain/auth/oauth-clients.ts';
-import { ALL_SCOPES, isScope } from '../domain/auth/scopes.ts';
 import { resourceOf, resourcesOf } from '../http/bearer-challenge.ts';
 import { rateKeyForIp } from '../http/client.ts';
 import { overPerIpLimit } from '../operations/per-ip-limit.ts';

@@ -1,4 +1,4 @@
-import { isScope, RISK_WORDS, SCOPES } from '../domain/auth/scopes.ts';
+import { isScope, RISK_WORDS, SCOPES } from '../domain/access/scopes.ts';
 import { html, type SafeHtml } from './html.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
-import { ALL_SCOPES } from '../../src/domain/auth/scopes.ts';
+import { ALL_SCOPES } from '../../src/domain/access/scopes.ts';
 import { createSession, SESSION_COOKIE } from '../../src/domain/auth/sessions.ts';
 import { seedDemoCommunity } from '../../src/domain/demo/seed.ts';
 import { OPERATIONS } from '../../src/operations/registry.ts';

@@ -3,7 +3,7 @@
 // on a SQLite file, prepares and drops many statements with a forced collection between requests,
 // then lets worker threads open the same file, prepare statements and exit with them still waiting
 // for the collector (a thread's teardown is where the old binding aborted every time). Run with
-// --expose-gc; it must exit 0.  Usage: node --expose-gc --import tsx test/support/gc-churn.ts sqlite:FILE
+// --expose-gc; it must exit 0.  Usage: node --expose-gc test/support/gc-churn.ts sqlite:FILE
 import { isMainThread, Worker, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 

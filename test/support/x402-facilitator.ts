@@ -1,5 +1,5 @@
 // A local x402 facilitator for the payment tests, run as its own process:
-//   node --import tsx test/support/x402-facilitator.ts <port> <chain RPC URL>
+//   node test/support/x402-facilitator.ts <port> <chain RPC URL>
 // It is @x402/core's x402Facilitator with @x402/evm's exact scheme and the library's own viem signer
 // (toFacilitatorEvmSigner), so every payload is verified by the library (EIP-712 signature,
 // recipient, amount, validity window, network, a simulation on the chain) and settled for real on

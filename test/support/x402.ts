@@ -42,7 +42,7 @@ export async function startFacilitator(): Promise<TestFacilitator> {
   const port = await freePort();
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', 'test/support/x402-facilitator.ts', String(port), chain.rpcUrl],
+    ['test/support/x402-facilitator.ts', String(port), chain.rpcUrl],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
   );
   let errors = '';

@@ -1,8 +1,8 @@
 import type { Executor } from '../../storage/schema.ts';
 import type { WritePort } from '../../storage/transactions.ts';
+import type { Tiered } from '../access/tiers.ts';
 import { getMember, type Member } from '../members/members.ts';
 import type { Clocked } from '../ports.ts';
-import type { Tiered } from './tiers.ts';
 import { type MintedToken, mintToken } from './tokens.ts';
 
 /** A member's consent as the device grant and the OAuth authorization both store it. */

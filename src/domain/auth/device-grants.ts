@@ -2,11 +2,11 @@ import { MS } from '../../clock.ts';
 import { newDeviceCode, newUserCode, normalizeUserCode, randomId, sha256 } from '../../secrets.ts';
 import type { DeviceGrantsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Tiered } from '../access/tiers.ts';
 import { sanitizeText } from '../feedback/sanitize.ts';
 import { getMember } from '../members/members.ts';
 import type { Clocked, Store } from '../ports.ts';
 import { mintConsentedToken } from './consented-token.ts';
-import type { Tiered } from './tiers.ts';
 
 export const GRANT_LIFETIME_S = 900;
 export const POLL_INTERVAL_S = 5;

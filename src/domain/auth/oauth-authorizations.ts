@@ -1,10 +1,10 @@
 import { MS } from '../../clock.ts';
 import { newDeviceCode, randomId, sha256 } from '../../secrets.ts';
 import type { OAuthAuthorizationsTable } from '../../storage/schema.ts';
+import type { Tiered } from '../access/tiers.ts';
 import { getMember } from '../members/members.ts';
 import type { Clocked, Store } from '../ports.ts';
 import type { OAuthClient } from './oauth-clients.ts';
-import type { Tiered } from './tiers.ts';
 
 /** Time for the member to sign in and decide, as the device grant gives. */
 export const REQUEST_LIFETIME_MS = 15 * MS.minute;

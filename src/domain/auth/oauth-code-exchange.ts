@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { constantTimeEqual, sha256 } from '../../secrets.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Tiered } from '../access/tiers.ts';
 import type { Clocked, Store } from '../ports.ts';
 import { mintConsentedToken } from './consented-token.ts';
-import type { Tiered } from './tiers.ts';
 import { revokeToken } from './tokens.ts';
 
 /** RFC 7636 §4.6: BASE64URL(SHA256(verifier)); the verifier is 43 to 128 unreserved characters. */

@@ -1,8 +1,8 @@
 import { MS } from '../../clock.ts';
 import { randomId, sha256 } from '../../secrets.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
+import type { Tiered } from '../access/tiers.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
-import type { Tiered } from './tiers.ts';
 import { openSessionForVerifiedEmail } from './verified-email.ts';
 
 export const SIGN_IN_LINK_TTL_MS = 15 * MS.minute;

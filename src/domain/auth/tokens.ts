@@ -4,11 +4,11 @@ import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import { arg, prepare } from '../../storage/prepared.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
+import { isScope, type Scope } from '../access/scopes.ts';
+import type { Tiered } from '../access/tiers.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
 import type { Clocked } from '../ports.ts';
 import type { MemberRef, TokenRef } from './principal.ts';
-import { isScope, type Scope } from './scopes.ts';
-import type { Tiered } from './tiers.ts';
 
 export type TokenSource = 'device' | 'oauth' | 'console' | 'cli';
 

@@ -1,8 +1,8 @@
 import type { Executor } from '../../storage/schema.ts';
+import type { Tiered } from '../access/tiers.ts';
 import { createMember } from '../members/members.ts';
 import type { Clocked, Configured } from '../ports.ts';
 import { createSession } from './sessions.ts';
-import type { Tiered } from './tiers.ts';
 
 /**
  * The one place a verified email address becomes a signed-in member, whichever way it was verified

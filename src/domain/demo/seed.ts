@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { MS } from '../../clock.ts';
 import { isFreshDatabase } from '../../storage/migrations.ts';
 import type { WritePort } from '../../storage/transactions.ts';
-import type { Tiered } from '../auth/tiers.ts';
+import type { Tiered } from '../access/tiers.ts';
 import { readContentFolder } from '../content/folder.ts';
 import { importContent } from '../content/import.ts';
 import { markRefreshed } from '../events/events.ts';

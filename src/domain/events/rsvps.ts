@@ -1,9 +1,10 @@
 import { MS } from '../../clock.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
-import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
+import type { RatePolicy } from '../../core/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Clocked, Configured } from '../ports.ts';
+import type { QueuedWrite } from '../queue/queued-write.ts';
 
 /** A second RSVP of the same member to the same event within this window is recognised as a duplicate. */
 export const RSVP_DEDUPE_MS = 7 * MS.day;
@@ -18,12 +19,6 @@ export interface RsvpRequest {
   tokenId: string;
   email: string | null;
   name: string | null;
-}
-
-export interface QueuedWrite {
-  id: string;
-  wasDup: boolean;
-  rate: PolicyOutcome;
 }
 
 /** Queues an RSVP for delivery to the event platform; a repeat within the window is a no-op. */

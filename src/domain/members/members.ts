@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { randomId } from '../../secrets.ts';
 import type { Executor, MembersTable } from '../../storage/schema.ts';
-import type { TierLadder } from '../auth/tiers.ts';
+import type { TierLadder } from '../access/tiers.ts';
 import { normalizeEmail } from './email-address.ts';
 
 export type Member = MembersTable;

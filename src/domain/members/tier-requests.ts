@@ -4,7 +4,7 @@ import { cacheKeys, type InvalidatingCache } from '../../storage/invalidating-ca
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { TierRequestsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
-import type { Tiered } from '../auth/tiers.ts';
+import type { Tiered } from '../access/tiers.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
 import type { Clocked, Store } from '../ports.ts';
 import { getMember, MemberError, setMemberTier } from './members.ts';

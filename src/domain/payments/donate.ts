@@ -5,7 +5,7 @@ import type { Store } from '../ports.ts';
 import { FacilitatorUnusable } from './facilitator.ts';
 import { facilitatorRefusal } from './facilitator-refusal.ts';
 import type { DonatePort } from './payment-port.ts';
-import { reconcileAfter } from './reconciler.ts';
+import { reconcileAfter } from './reconcile-schedule.ts';
 import { type RecordedDonation, recordDonation } from './record.ts';
 import {
   type Claim,

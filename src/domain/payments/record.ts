@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
 import type { Clocked, OnDatabase, Store } from '../ports.ts';
-import { forgetDonorWall } from './donations.ts';
+import { forgetDonorWall } from './donor-wall.ts';
 import { type Claim, markRecorded } from './settlements.ts';
 
 export interface Settlement {

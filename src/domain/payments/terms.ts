@@ -1,7 +1,7 @@
 // What the donation resource is, apart from the x402 library: its path, its description, the
 // amounts on offer, whether payments are on. Loading this loads no x402 code: the library (and zod
 // under it) comes with the modules that speak the protocol (x402.ts, facilitator.ts, donate.ts,
-// reconcile.ts), which are imported at the first donation, discovery read or reconciliation that
+// reconcile-pass.ts), which are imported at the first donation, discovery read or reconciliation that
 // needs them (docs/deployment.md, "Only what is used is loaded").
 import type { Config } from '../../config.ts';
 

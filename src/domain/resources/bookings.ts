@@ -4,8 +4,8 @@ import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { RatePolicy } from '../../core/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
-import type { QueuedWrite } from '../events/rsvps.ts';
 import type { Clocked, Configured } from '../ports.ts';
+import type { QueuedWrite } from '../queue/queued-write.ts';
 
 /** A booking request repeating the exact start time of an earlier one within this window is a duplicate. */
 export const BOOKING_DEDUPE_MS = 30 * MS.day;

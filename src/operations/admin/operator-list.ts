@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../core/errors.ts';
-import type { Scope } from '../../domain/auth/scopes.ts';
+import type { Scope } from '../../domain/access/scopes.ts';
 import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../../storage/paging.ts';
 import { strictObject } from '../schemas.ts';
 import type { Deps } from '../services.ts';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../core/errors.ts';
+import { ALL_SCOPES, isScope, STARTER_SCOPE_SETS } from '../../domain/access/scopes.ts';
 import { GRANT_LIFETIME_S, startGrant } from '../../domain/auth/device-grants.ts';
-import { ALL_SCOPES, isScope, STARTER_SCOPE_SETS } from '../../domain/auth/scopes.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 

@@ -34,7 +34,7 @@ export function startPaymentReconciler(
     try {
       // Without a payee nothing can be settled, so the x402 code is not loaded for a pass (terms.ts).
       if (deps.config.payments.payTo) {
-        const { reconcilePayments } = await import('./reconcile.ts');
+        const { reconcilePayments } = await import('./reconcile-pass.ts');
         const report = await reconcilePayments(deps);
         if (report.recorded || report.failed) log.info({ ...report }, 'payments reconciled');
       }

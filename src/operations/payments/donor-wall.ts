@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { donorWall } from '../../domain/payments/donations.ts';
+import { donorWall } from '../../domain/payments/donor-wall.ts';
 import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
