@@ -1,4 +1,4 @@
-import { ApiError, errors } from '../core/errors.ts';
+import { type ApiError, apiError } from '../core/errors.ts';
 import type { Principal } from '../domain/auth/principal.ts';
 import type { Scope } from '../domain/auth/scopes.ts';
 import type { TierLadder } from '../domain/auth/tiers.ts';
@@ -53,24 +53,23 @@ export function refusalError(
   const tier = principal.kind === 'anonymous' ? undefined : principal.member.tier;
   switch (refusal.kind) {
     case 'session_required':
-      return new ApiError(401, 'session_required', 'unauthorized', {
-        authGate: true,
-        message: 'This operation needs a signed-in browser session; agent tokens are not accepted here.',
-      });
+      return apiError('session_required');
     case 'missing_token':
       return refusal.presented === 'nothing'
-        ? errors.unauthorized('missing_token', 'Send an agent token as "Authorization: Bearer agt_…".')
-        : errors.unauthorized('missing_token', 'This operation takes an agent token, not a browser session.');
+        ? apiError('missing_token', { message: 'Send an agent token as "Authorization: Bearer agt_…".' })
+        : apiError('missing_token', {
+            message: 'This operation takes an agent token, not a browser session.',
+          });
     case 'insufficient_scope':
-      return new ApiError(403, 'insufficient_scope', 'insufficient_scope', {
-        authGate: true,
-        message: `This token lacks the scope ${refusal.scope}. Scopes are fixed at mint: register a new token that includes it.`,
+      return apiError('insufficient_scope', {
+        scope: refusal.scope,
         extra: { tier, required_scope: refusal.scope },
       });
     case 'tier':
-      return new ApiError(403, 'tier_insufficient', 'tier', {
-        authGate: true,
-        message: `Scope ${refusal.scope} needs tier ${tiers.tierFor(refusal.scope) ?? 'unknown'}; the member is on tier ${tier}.`,
+      return apiError('tier_insufficient', {
+        scope: refusal.scope,
+        requiredTier: tiers.tierFor(refusal.scope),
+        tier,
         extra: { tier, required_scope: refusal.scope, required_tier: tiers.tierFor(refusal.scope) },
       });
   }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { donationPage, getPresentation, listNews, listPresentations } from '../../domain/content/library.ts';
 import { paymentStatus } from '../../domain/payments/describe.ts';
 import { DONATE_PATH } from '../../domain/payments/terms.ts';
@@ -91,8 +91,7 @@ export const getPresentationTool = defineOperation<typeof GetInput.static, unkno
   errors: [BAD_INPUT, { status: 404, description: 'No presentation with that number' }],
   async handler({ deps, input }) {
     const presentation = await getPresentation(deps, input.number);
-    if (!presentation)
-      throw errors.notFound('presentation_not_found', `There is no presentation #${input.number}.`);
+    if (!presentation) throw apiError('presentation_not_found', { number: input.number });
     return { body: { ok: true, presentation } };
   },
 });
@@ -138,8 +137,7 @@ export const donateTool = defineOperation<typeof DonateInput.static, unknown>({
   async handler({ deps }) {
     const page = await donationPage(deps);
     const status = paymentStatus(deps.config.payments);
-    if (!page && !status.accepting)
-      throw errors.notFound('no_donation_page', 'The operator has not published how to give yet.');
+    if (!page && !status.accepting) throw apiError('no_donation_page');
     const x402 = {
       resource: `${deps.config.publicUrl}${DONATE_PATH}`,
       method: 'POST' as const,

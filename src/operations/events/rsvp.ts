@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError, errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { findEventByUrl, resolveEventUrl } from '../../domain/events/events.ts';
 import { queueRsvp, rsvpQuota } from '../../domain/events/rsvps.ts';
 import { QueuedWriteSchema, queuedWriteResult } from '../queued-write.ts';
@@ -46,11 +46,8 @@ export const rsvpToEvent = defineOperation<typeof Input.static, typeof QueuedWri
   async handler({ input, principal, deps }) {
     const eventUrl = resolveEventUrl(deps.config, input.event_url);
     if (!eventUrl)
-      throw new ApiError(400, 'non_canonical_url', 'validation', {
-        message: `event_url must be an event page on ${deps.config.eventUrlHosts.join(' or ')}.`,
-      });
-    if (!(await findEventByUrl(deps.db, eventUrl)))
-      throw errors.notFound('event_not_found', 'No upcoming event with this URL is in the cache.');
+      throw apiError('non_canonical_url', { subject: 'event_url', hosts: deps.config.eventUrlHosts });
+    if (!(await findEventByUrl(deps.db, eventUrl))) throw apiError('event_not_found');
     const write = await queueRsvp(deps, {
       eventUrl,
       memberId: principal.member.id,

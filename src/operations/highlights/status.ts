@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { countPending, highlightStatus as statusOf } from '../../domain/highlights/highlights.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
@@ -36,8 +36,7 @@ export const highlightStatus = defineOperation<{ id?: string }, unknown>({
     if (input.id === undefined)
       return { body: { ok: true, count: await countPending(deps, principal.member.id) } };
     const status = await statusOf(deps, principal.member.id, input.id);
-    if (!status)
-      throw errors.notFound('unknown_story', 'No story with this id was submitted on behalf of this member.');
+    if (!status) throw apiError('unknown_story');
     return { body: { status, id: input.id } };
   },
 });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { iso } from '../../clock.ts';
-import { ApiError } from '../../core/errors.ts';
+import { type ApiError, apiError } from '../../core/errors.ts';
 import { rateInfo } from '../../core/rate-limit.ts';
 import { highlightQuota, submitHighlight as submit } from '../../domain/highlights/highlights.ts';
 import { validateInput } from '../pipeline/validate.ts';
@@ -31,10 +31,7 @@ function storyOf(input: Record<string, unknown>): Record<string, unknown> & { id
     return validateInput(HighlightStorySchema, story, false);
   } catch (error) {
     const problem = error as ApiError;
-    throw new ApiError(400, 'invalid_story', 'validation', {
-      message: problem.message,
-      extra: problem.options.extra,
-    });
+    throw apiError('invalid_story', { message: problem.message, extra: problem.options.extra });
   }
 }
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import {
   bindSigningKey,
   SigningKeyError,
@@ -67,23 +67,12 @@ function view(signing: TokenSigning) {
   };
 }
 
-const STATUS: Record<
-  SigningKeyError['reason'],
-  { status: number; kind: 'not_found' | 'validation' | 'conflict' }
-> = {
-  token_not_found: { status: 404, kind: 'not_found' },
-  invalid_key: { status: 400, kind: 'validation' },
-  key_already_bound: { status: 409, kind: 'conflict' },
-  no_signing_key: { status: 409, kind: 'conflict' },
-};
-
 async function answering<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof SigningKeyError)) throw error;
-    const { status, kind } = STATUS[error.reason];
-    throw new ApiError(status, error.reason, kind, { message: error.message });
+    throw apiError(error.reason, { message: error.message });
   }
 }
 

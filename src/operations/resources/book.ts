@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import {
   bookingQuota,
   checkBookingWindow,
@@ -60,10 +60,7 @@ export const bookResource = defineOperation<typeof Input.static, typeof QueuedWr
   ],
   async handler({ input, principal, deps, now }) {
     if (principal.kind === 'bearer' && input.email === undefined)
-      throw new ApiError(400, 'email_required', 'validation', {
-        message: 'Agent callers must include email: where the confirmation goes.',
-        extra: { field: 'email' },
-      });
+      throw apiError('email_required', { extra: { field: 'email' } });
     const start = Date.parse(input.start_iso);
     const end = Date.parse(input.end_iso);
     checkBookingWindow(start, end, now);
