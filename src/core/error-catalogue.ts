@@ -30,6 +30,8 @@ export interface ErrorEntry {
   authGate?: true;
   /** Retry-After (and retry_after_seconds) unless the throw site names its own. */
   retryAfterSeconds?: number;
+  /** Headers the throw site adds (Retry-After when it has no default, x402's PAYMENT-REQUIRED). */
+  headers?: readonly string[];
   /** The JSON-RPC code A2A answers with, when not the one its HTTP status maps to (rpcCodeFor). */
   rpc?: number;
   /** A family of codes: the code on the wire is built from the throw site's params. */
@@ -195,7 +197,8 @@ export const ERROR_CATALOGUE = {
     status: 429,
     kind: 'rate_limit',
     meaning: 'A rate limit or quota is exhausted; Retry-After says when to come back',
-    fields: ['limit', 'window', 'policy', 'violated_policies'],
+    fields: ['rate', 'limit', 'window', 'policy', 'violated_policies'],
+    headers: ['Retry-After'],
   },
   slow_down: {
     status: 429,
@@ -204,6 +207,7 @@ export const ERROR_CATALOGUE = {
     message: (p: { interval: number }) =>
       `Polling too fast: wait at least ${p.interval} seconds between polls.`,
     fields: ['interval'],
+    headers: ['Retry-After'],
   },
   invalid_idempotency_key: {
     status: 400,
@@ -469,6 +473,7 @@ export const ERROR_CATALOGUE = {
         ? 'Pay with x402: sign one of `accepts` and repeat the request with the PAYMENT-SIGNATURE header.'
         : `The payment was refused (${p.reason}). Nothing was charged or recorded.`,
     fields: ['x402Version', 'resource', 'accepts'],
+    headers: ['PAYMENT-REQUIRED'],
   },
   facilitator_unavailable: {
     status: 503,
@@ -675,7 +680,7 @@ export function errorBody<C extends ErrorCode>(code: C, ...[params]: ParamsArg<C
 }
 
 /** The HTTP status a code is answered with. */
-export function statusOf(code: HttpErrorCode): number {
+export function statusOfCode(code: HttpErrorCode): number {
   return entryOf(code).status as number;
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ERROR_CATALOGUE, errorBody } from '../core/error-catalogue.ts';
+import { errorBody } from '../core/error-catalogue.ts';
 import { toApiError } from '../core/errors.ts';
 import { challengeForAnswer } from '../http/bearer-challenge.ts';
 import { rateKeyForIp } from '../http/client.ts';
@@ -64,14 +64,12 @@ async function answer(context: MethodContext, entry: unknown): Promise<RpcRespon
     if (refused.status < 500)
       return errorResponse(id, failureOf(context.failures, renderError(refused, context.call)).rpc);
     context.call.log?.error({ err: failure, requestId: context.call.requestId }, 'a2a method failed');
+    // The message is the error's, not repeated in `data`: the body names the code and the request.
+    const { message, ...named } = errorBody('internal_error');
     return errorResponse(id, {
       code: RPC.internal,
-      message: ERROR_CATALOGUE.internal_error.message,
-      data: {
-        error: 'internal_error',
-        error_kind: ERROR_CATALOGUE.internal_error.kind,
-        request_id: context.call.requestId,
-      },
+      message: String(message),
+      data: { ...named, request_id: context.call.requestId },
     });
   }
 }
