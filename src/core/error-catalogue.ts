@@ -684,6 +684,11 @@ export function statusOfCode(code: HttpErrorCode): number {
   return entryOf(code).status as number;
 }
 
+/** The error_kind a code is answered with. */
+export function kindOfCode(code: ErrorCode): ErrorKind {
+  return entryOf(code).kind;
+}
+
 /** The JSON-RPC code A2A answers an A2A-only code with. */
 export function rpcOf(code: Exclude<ErrorCode, HttpErrorCode>): number {
   return entryOf(code).rpc as number;

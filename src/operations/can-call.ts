@@ -1,4 +1,5 @@
-import { type ApiError, apiError } from '../core/errors.ts';
+import { type HttpErrorCode, kindOfCode } from '../core/error-catalogue.ts';
+import { type ApiError, apiError, type ErrorKind } from '../core/errors.ts';
 import type { Principal } from '../domain/auth/principal.ts';
 import type { Scope } from '../domain/auth/scopes.ts';
 import type { TierLadder } from '../domain/auth/tiers.ts';
@@ -33,15 +34,18 @@ export function refusalOf(op: Operation, principal: Principal, tiers: TierLadder
   return undefined;
 }
 
-/** The error_kind a call refused this way answers with. */
-export function errorKindOf(refusal: Refusal): 'unauthorized' | 'insufficient_scope' | 'tier' | 'sandbox' {
-  switch (refusal.kind) {
-    case 'session_required':
-    case 'missing_token':
-      return 'unauthorized';
-    default:
-      return refusal.kind;
-  }
+/** The code each refusal is answered with (refusalError; the sandbox step for `sandbox`). */
+const REFUSAL_CODES = {
+  session_required: 'session_required',
+  missing_token: 'missing_token',
+  insufficient_scope: 'insufficient_scope',
+  tier: 'tier_insufficient',
+  sandbox: 'sandbox_denied',
+} as const satisfies Record<Refusal['kind'], HttpErrorCode>;
+
+/** The error_kind a call refused this way answers with: its code's, as the catalogue declares it. */
+export function errorKindOf(refusal: Refusal): ErrorKind {
+  return kindOfCode(REFUSAL_CODES[refusal.kind]);
 }
 
 /** The answer a refused call gets (the sandbox refusal is answered by the pipeline's sandbox step). */
