@@ -47,8 +47,12 @@ test('an ApiError is built only by the catalogue (apiError), never with a status
   assert.deepEqual(built, []);
 });
 
-test('every code a call names is declared; a code from an expression is one the test knows', () => {
-  for (const { file, match } of matches(/\b(?:apiError|errorBody|rpcOf|statusOfCode)\(\s*([^,)]+)/g)) {
+test('every code a call names is declared; a code an answer takes from an expression is one the test knows', () => {
+  for (const { file, match } of matches(
+    /\b(?:rpcOf|statusOfCode|kindOfCode|refusedWith)\(\s*\[?\s*'([^']+)'/g,
+  ))
+    assert.ok(DECLARED.has(match[1]), `${file}: '${match[1]}' is not declared in ${CATALOGUE}`);
+  for (const { file, match } of matches(/\b(?:apiError|errorBody)\(\s*([^,)]+)/g)) {
     const argument = match[1].trim();
     const literal = /^'([^']*)'$/.exec(argument);
     if (literal) {

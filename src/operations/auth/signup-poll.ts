@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { apiError } from '../../core/errors.ts';
 import { GRANT_LIFETIME_S, POLL_INTERVAL_S, pollGrant } from '../../domain/auth/device-grants.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Input = strictObject({
   device_code: Type.Optional(
@@ -66,7 +66,7 @@ export const pollSignup = defineOperation<typeof Input.static, unknown>({
   successStatus: 200,
   errors: [
     { status: 400, description: 'device_code is not 16 to 64 characters' },
-    { status: 404, description: 'unknown_device_code' },
+    refusedWith(['unknown_device_code'], 'unknown_device_code'),
     {
       status: 410,
       description:

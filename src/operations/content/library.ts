@@ -4,7 +4,7 @@ import { donationPage, getPresentation, listNews, listPresentations } from '../.
 import { paymentStatus } from '../../domain/payments/describe.ts';
 import { DONATE_PATH } from '../../domain/payments/terms.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 import { BAD_INPUT, limitField, PUBLIC_CONTENT_TOOL } from './public-tool.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -88,7 +88,7 @@ export const getPresentationTool = defineOperation<typeof GetInput.static, unkno
       notes: Type.String(),
     }),
   }),
-  errors: [BAD_INPUT, { status: 404, description: 'No presentation with that number' }],
+  errors: [BAD_INPUT, refusedWith(['presentation_not_found'], 'No presentation with that number')],
   async handler({ deps, input }) {
     const presentation = await getPresentation(deps, input.number);
     if (!presentation) throw apiError('presentation_not_found', { number: input.number });
@@ -133,7 +133,7 @@ export const donateTool = defineOperation<typeof DonateInput.static, unknown>({
     }),
     donor_wall_tool: Type.Literal('ic_donations_total'),
   }),
-  errors: [BAD_INPUT, { status: 404, description: 'No donation page published' }],
+  errors: [BAD_INPUT, refusedWith(['no_donation_page'], 'No donation page published')],
   async handler({ deps }) {
     const page = await donationPage(deps);
     const status = paymentStatus(deps.config.payments);

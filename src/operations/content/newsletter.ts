@@ -2,11 +2,11 @@ import { Type } from '@sinclair/typebox';
 import { apiError } from '../../core/errors.ts';
 import { getIssue, listIssues, recentIssues, searchStories } from '../../domain/content/newsletter.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 import { BAD_INPUT, limitField, PUBLIC_CONTENT_TOOL } from './public-tool.ts';
 
 const AREA = { ...PUBLIC_CONTENT_TOOL, tag: 'newsletter' } as const;
-const NOT_FOUND = { status: 404, description: 'No such issue or story' };
+const NOT_FOUND = refusedWith(['issue_not_found', 'story_not_found'], 'No such issue or story');
 const SLUG = Type.String({ minLength: 1, maxLength: 80, description: 'The issue slug.' });
 
 const StorySchema = Type.Object({
@@ -68,7 +68,7 @@ export const getLatestNewsletterIssue = defineOperation<typeof LatestInput.stati
     mcpTool: 'ic_signal_get_latest',
     input: LatestInput,
     output: IssueOutput,
-    errors: [BAD_INPUT, { status: 404, description: 'No issue published yet' }],
+    errors: [BAD_INPUT, refusedWith(['no_issues'], 'No issue published yet')],
     async handler({ deps }) {
       const [issue] = await recentIssues(deps, 1);
       if (!issue) throw apiError('no_issues');

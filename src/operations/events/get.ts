@@ -3,7 +3,7 @@ import { apiError } from '../../core/errors.ts';
 import { lookupEvent, resolveEventUrl, type WireEvent } from '../../domain/events/events.ts';
 import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 import { EventSchema } from './event-schema.ts';
 
 const Input = strictObject({
@@ -37,7 +37,7 @@ export const getEvent = defineOperation<{ url: string }, typeof Output.static>({
   successStatus: 200,
   errors: [
     { status: 400, description: 'url missing, or not on one of the event platform’s hosts' },
-    { status: 404, description: 'No such event in the cache' },
+    refusedWith(['event_not_found'], 'No such event in the cache'),
   ],
   // Not async: an event of the reused upcoming list is answered at once (see lookupEvent).
   handler({ input, deps }) {

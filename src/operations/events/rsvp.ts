@@ -4,7 +4,7 @@ import { findEventByUrl, resolveEventUrl } from '../../domain/events/events.ts';
 import { queueRsvp, rsvpQuota } from '../../domain/events/rsvps.ts';
 import { QueuedWriteSchema, queuedWriteResult } from '../queued-write.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Input = strictObject({
   event_url: Type.String({ minLength: 1, maxLength: 2000, description: 'The event-platform URL.' }),
@@ -39,7 +39,7 @@ export const rsvpToEvent = defineOperation<typeof Input.static, typeof QueuedWri
     { status: 400, description: 'Invalid body, or the URL is not on the event platform' },
     { status: 401, description: 'Missing or invalid token' },
     { status: 403, description: 'Token lacks events:rsvp, or the tier no longer grants it' },
-    { status: 404, description: 'The event is not in the upcoming-events cache' },
+    refusedWith(['event_not_found'], 'The event is not in the upcoming-events cache'),
     { status: 413, description: 'Body larger than 8 KB' },
     { status: 429, description: 'Per-token daily limit reached' },
   ],

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { apiError } from '../../core/errors.ts';
 import { countPending, highlightStatus as statusOf } from '../../domain/highlights/highlights.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Output = Type.Union([
   Type.Object({ status: Type.Union([Type.Literal('pending'), Type.Literal('gone')]), id: Type.String() }),
@@ -30,7 +30,7 @@ export const highlightStatus = defineOperation<{ id?: string }, unknown>({
   successStatus: 200,
   errors: [
     { status: 401, description: 'Missing or invalid token' },
-    { status: 404, description: 'No story with this id was submitted by the member' },
+    refusedWith(['unknown_story'], 'No story with this id was submitted by the member'),
   ],
   async handler({ input, principal, deps }) {
     if (input.id === undefined)

@@ -5,7 +5,7 @@ import { rateInfo } from '../../core/rate-limit.ts';
 import { highlightQuota, submitHighlight as submit } from '../../domain/highlights/highlights.ts';
 import { validateInput } from '../pipeline/validate.ts';
 import { RateInfoSchema } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 import { HighlightPendingRequest, HighlightStorySchema } from './story.ts';
 
 export const HIGHLIGHT_BODY_LIMIT = 256 * 1024;
@@ -61,7 +61,10 @@ export const submitHighlight = defineOperation<
     { status: 400, description: 'Invalid JSON or story validation error' },
     { status: 401, description: 'Missing or invalid token' },
     { status: 403, description: 'Token lacks events:submit_recap, or the tier no longer grants it' },
-    { status: 409, description: 'The story id belongs to another member, or was already moderated' },
+    refusedWith(
+      ['story_id_taken', 'already_moderated'],
+      'The story id belongs to another member, or was already moderated',
+    ),
     { status: 413, description: 'Body larger than 256 KB' },
     { status: 429, description: 'Per-token daily limit reached' },
     { status: 500, description: 'Enqueue failed' },

@@ -8,7 +8,7 @@ import {
   unbindSigningKey,
 } from '../../domain/auth/signing-keys.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 /**
  * The signing-key operations (spec 4.4, reference §7): browser session only, so a leaked bearer can
@@ -78,7 +78,7 @@ async function answering<T>(work: () => Promise<T>): Promise<T> {
 
 const SESSION_ERRORS = [
   { status: 401, description: 'No browser session (agent tokens are refused here)' },
-  { status: 404, description: 'token_not_found: no live token of the member has this id' },
+  refusedWith(['token_not_found'], 'token_not_found: no live token of the member has this id'),
 ];
 
 const ACTOR = { kind: 'session' };
@@ -108,8 +108,8 @@ export const registerSigningKey = defineOperation<typeof RegisterInput.static, t
   output: SigningOutput,
   errors: [
     ...SESSION_ERRORS,
-    { status: 400, description: 'invalid_key: not an Ed25519 public key JWK' },
-    { status: 409, description: 'key_already_bound: the token has a key; revoke it first' },
+    refusedWith(['invalid_key'], 'invalid_key: not an Ed25519 public key JWK'),
+    refusedWith(['key_already_bound'], 'key_already_bound: the token has a key; revoke it first'),
   ],
   async handler({ input, principal, deps }) {
     const signing = await answering(() =>
@@ -158,7 +158,7 @@ export const toggleSignatureEnforcement = defineOperation<
     'Browser session only. With enforcement on, a call with the token that is not signed by its bound key is refused with 401 "signature verification failed: …". Turning it on needs a bound key (409 no_signing_key). Send enforce to set a state, or nothing to flip it.',
   input: ToggleInput,
   output: SigningOutput,
-  errors: [...SESSION_ERRORS, { status: 409, description: 'no_signing_key: bind a key before enforcing' }],
+  errors: [...SESSION_ERRORS, refusedWith(['no_signing_key'], 'no_signing_key: bind a key before enforcing')],
   async handler({ input, principal, deps }) {
     const signing = await answering(() =>
       setSigningEnforcement(deps, principal.member.id, input.token_id, input.enforce, ACTOR),
