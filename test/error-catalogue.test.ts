@@ -105,6 +105,14 @@ test('each declaration is whole: an HTTP status, or an A2A-only code with its JS
   }
 });
 
+test('every error_kind is the kind of some declared code', () => {
+  const kinds = new Set(Object.values(ERROR_CATALOGUE).map((entry: ErrorEntry) => entry.kind));
+  assert.deepEqual(
+    ERROR_KINDS.filter((kind) => !kinds.has(kind)),
+    [],
+  );
+});
+
 test('apiError fills in the declaration: status, kind, template, Retry-After, the gate’s ok:false', () => {
   const revoked = apiError('token_revoked');
   assert.ok(revoked instanceof ApiError);
