@@ -1,6 +1,6 @@
 import { counters } from '../storage/counters.ts';
 import type { Executor } from '../storage/schema.ts';
-import { ApiError } from './errors.ts';
+import { apiError } from './error-catalogue.ts';
 import { counterKey, outcomeFor, type PolicyOutcome, type RatePolicy, windowBounds } from './rate-limit.ts';
 
 function windowWords(policy: RatePolicy): string {
@@ -32,7 +32,7 @@ export function spentQuota(
 ): PolicyOutcome {
   if (count !== undefined) return outcomeFor(policy, count, now);
   const outcome = outcomeFor(policy, policy.limit + 1, now);
-  throw new ApiError(429, 'rate_limited', 'rate_limit', {
+  throw apiError('rate_limited', {
     message: `At most ${policy.limit} ${policy.name} ${windowWords(policy)} per ${policy.per}. ${advice}`,
     rate: { current: policy.limit, remaining: 0, limit: policy.limit },
     retryAfterSeconds: outcome.resetSeconds,

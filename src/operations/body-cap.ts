@@ -1,4 +1,4 @@
-import { ApiError } from '../core/errors.ts';
+import { type ApiError, apiError } from '../core/errors.ts';
 import { nestedDeeperThan } from './pipeline/validate.ts';
 import type { Deps } from './services.ts';
 import type { Operation } from './types.ts';
@@ -10,13 +10,7 @@ export function bodyCapOf(op: Operation, deps: Deps): number {
 
 /** The one 413 every surface answers for a body over its operation's cap. */
 export function payloadTooLarge(limit?: number): ApiError {
-  return new ApiError(413, 'payload_too_large', 'payload_too_large', {
-    message:
-      limit === undefined
-        ? 'The request body is larger than this operation accepts.'
-        : `The request body is larger than this operation accepts (${limit} bytes).`,
-    extra: limit === undefined ? undefined : { limit },
-  });
+  return apiError('payload_too_large', { limit, extra: limit === undefined ? undefined : { limit } });
 }
 
 /**

@@ -1,4 +1,5 @@
-import { ApiError, errors } from '../core/errors.ts';
+import { type HttpErrorCode, kindOfCode } from '../core/error-catalogue.ts';
+import { type ApiError, apiError, type ErrorKind } from '../core/errors.ts';
 import type { Scope } from '../domain/access/scopes.ts';
 import type { TierLadder } from '../domain/access/tiers.ts';
 import type { Principal } from '../domain/auth/principal.ts';
@@ -33,15 +34,18 @@ export function refusalOf(op: Operation, principal: Principal, tiers: TierLadder
   return undefined;
 }
 
-/** The error_kind a call refused this way answers with. */
-export function errorKindOf(refusal: Refusal): 'unauthorized' | 'insufficient_scope' | 'tier' | 'sandbox' {
-  switch (refusal.kind) {
-    case 'session_required':
-    case 'missing_token':
-      return 'unauthorized';
-    default:
-      return refusal.kind;
-  }
+/** The code each refusal is answered with (refusalError; the sandbox step for `sandbox`). */
+const REFUSAL_CODES = {
+  session_required: 'session_required',
+  missing_token: 'missing_token',
+  insufficient_scope: 'insufficient_scope',
+  tier: 'tier_insufficient',
+  sandbox: 'sandbox_denied',
+} as const satisfies Record<Refusal['kind'], HttpErrorCode>;
+
+/** The error_kind a call refused this way answers with: its code's, as the catalogue declares it. */
+export function errorKindOf(refusal: Refusal): ErrorKind {
+  return kindOfCode(REFUSAL_CODES[refusal.kind]);
 }
 
 /** The answer a refused call gets (the sandbox refusal is answered by the pipeline's sandbox step). */
@@ -53,24 +57,23 @@ export function refusalError(
   const tier = principal.kind === 'anonymous' ? undefined : principal.member.tier;
   switch (refusal.kind) {
     case 'session_required':
-      return new ApiError(401, 'session_required', 'unauthorized', {
-        authGate: true,
-        message: 'This operation needs a signed-in browser session; agent tokens are not accepted here.',
-      });
+      return apiError('session_required');
     case 'missing_token':
       return refusal.presented === 'nothing'
-        ? errors.unauthorized('missing_token', 'Send an agent token as "Authorization: Bearer agt_…".')
-        : errors.unauthorized('missing_token', 'This operation takes an agent token, not a browser session.');
+        ? apiError('missing_token', { message: 'Send an agent token as "Authorization: Bearer agt_…".' })
+        : apiError('missing_token', {
+            message: 'This operation takes an agent token, not a browser session.',
+          });
     case 'insufficient_scope':
-      return new ApiError(403, 'insufficient_scope', 'insufficient_scope', {
-        authGate: true,
-        message: `This token lacks the scope ${refusal.scope}. Scopes are fixed at mint: register a new token that includes it.`,
+      return apiError('insufficient_scope', {
+        scope: refusal.scope,
         extra: { tier, required_scope: refusal.scope },
       });
     case 'tier':
-      return new ApiError(403, 'tier_insufficient', 'tier', {
-        authGate: true,
-        message: `Scope ${refusal.scope} needs tier ${tiers.tierFor(refusal.scope) ?? 'unknown'}; the member is on tier ${tier}.`,
+      return apiError('tier_insufficient', {
+        scope: refusal.scope,
+        requiredTier: tiers.tierFor(refusal.scope),
+        tier,
         extra: { tier, required_scope: refusal.scope, required_tier: tiers.tierFor(refusal.scope) },
       });
   }

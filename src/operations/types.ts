@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
+import { type HttpErrorCode, statusOfCode } from '../core/error-catalogue.ts';
 import type { ApiError } from '../core/errors.ts';
 import type { PolicyOutcome, RatePolicy } from '../core/rate-limit.ts';
 import type { Scope } from '../domain/access/scopes.ts';
@@ -137,6 +138,22 @@ export interface DocumentedError {
   description: string;
   /** Headers this answer carries (name → what it holds), for OpenAPI (the x402 402's PAYMENT-REQUIRED). */
   headers?: Record<string, string>;
+  /** The codes answered with this status, when the declaration names them (`refusedWith`). */
+  codes?: readonly HttpErrorCode[];
+}
+
+/**
+ * A documented refusal named by its codes: the status is theirs, as the error catalogue declares
+ * it (codes of different statuses are a mistake, refused at load).
+ */
+export function refusedWith(
+  codes: readonly [HttpErrorCode, ...HttpErrorCode[]],
+  description: string,
+): DocumentedError {
+  const status = statusOfCode(codes[0]);
+  const other = codes.find((code) => statusOfCode(code) !== status);
+  if (other) throw new Error(`${other} is not answered ${status}, as ${codes[0]} is`);
+  return { status, description, codes };
 }
 
 export interface Operation<Input = any, Output = any, C extends CredentialKind = CredentialKind> {

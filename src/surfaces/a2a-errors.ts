@@ -1,3 +1,5 @@
+import { errorBody } from '../core/error-catalogue.ts';
+import { RPC, rpcCodeFor } from '../core/json-rpc-codes.ts';
 import type { CallResult } from '../operations/pipeline/answer.ts';
 import { type A2aVersion, LEGACY_VERSION } from './a2a-version.ts';
 
@@ -26,31 +28,7 @@ export class RpcFailure extends Error {
   }
 }
 
-/**
- * The codes used, each only for what it means: JSON-RPC's own, A2A's (A2A 1.0 §5.4, the same
- * numbers in 0.3), and for refusals neither defines, application codes outside the range JSON-RPC
- * reserves (-32768…-32000): -31000 minus the HTTP status REST answers (-31403 forbidden).
- */
-export const RPC = {
-  parseError: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  invalidParams: -32602,
-  internal: -32603,
-  taskNotFound: -32001,
-  taskNotCancelable: -32002,
-  pushNotificationNotSupported: -32003,
-  unsupportedOperation: -32004,
-  extendedCardNotConfigured: -32007,
-  versionNotSupported: -32009,
-} as const;
-
-/** The code for an operation's refusal with this HTTP status. */
-export function rpcCodeFor(status: number): number {
-  if (status === 400) return RPC.invalidParams;
-  if (status >= 500) return RPC.internal;
-  return -(31000 + status);
-}
+export { RPC, rpcCodeFor };
 
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
 
@@ -104,7 +82,7 @@ export function failureOf(context: FailureContext, result: CallResult): RpcFailu
 
 /** A refusal of the request's own params (-32602), with an Error body naming the field. */
 export function invalidParams(context: FailureContext, message: string, field: string): RpcFailure {
-  const body = { error: 'invalid_params', error_kind: 'validation', field, message };
+  const body = errorBody('invalid_params', { message, extra: { field } });
   return new RpcFailure({
     code: RPC.invalidParams,
     message,
@@ -112,16 +90,14 @@ export function invalidParams(context: FailureContext, message: string, field: s
   });
 }
 
-/** One of A2A's own errors (task not found, unsupported operation…) with an Error body in `data`. */
-export function a2aError(
-  context: FailureContext,
-  code: number,
-  message: string,
-  body: { error: string; error_kind: string } & Record<string, unknown>,
-): RpcFailure {
+/**
+ * One of A2A's own errors (task not found, unsupported operation…): the JSON-RPC code (the
+ * catalogue's `rpcOf`) with the Error body (`errorBody`) in `data` and its message as the error's.
+ */
+export function a2aError(context: FailureContext, code: number, body: Record<string, unknown>): RpcFailure {
   return new RpcFailure({
     code,
-    message,
-    data: errorData(context.version, context.base, { ...body, message }),
+    message: String(body.message),
+    data: errorData(context.version, context.base, body),
   });
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { errorBody, rpcOf } from '../core/error-catalogue.ts';
 import { argumentsOverCap } from '../operations/body-cap.ts';
 import { chargeAnonymous } from '../operations/pipeline/charge.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
@@ -34,15 +35,14 @@ async function runCapability(
     await chargeAnonymous(deps, call.ip);
     throw a2aError(
       failures,
-      RPC.invalidParams,
-      typeof params.capability === 'string' && params.capability.length <= 100
-        ? `No capability is named ${params.capability}; the agent card lists the skills.`
-        : 'params.capability must name a skill; the agent card lists them.',
-      {
-        error: 'unknown_capability',
-        error_kind: 'not_found',
-        field: 'capability',
-      },
+      rpcOf('unknown_capability'),
+      errorBody('unknown_capability', {
+        message:
+          typeof params.capability === 'string' && params.capability.length <= 100
+            ? `No capability is named ${params.capability}; the agent card lists the skills.`
+            : 'params.capability must name a skill; the agent card lists them.',
+        extra: { field: 'capability' },
+      }),
     );
   }
   const tooLarge = argumentsOverCap(op, deps, params.arguments);
@@ -95,13 +95,8 @@ async function sendMessage(context: MethodContext, version: A2aVersion, params: 
     // Every task here is complete when it is answered, and a completed task takes no more messages.
     throw a2aError(
       failures,
-      RPC.unsupportedOperation,
-      `Task ${taskId} is complete; send a new message without taskId.`,
-      {
-        error: 'task_complete',
-        error_kind: 'conflict',
-        field: 'message.taskId',
-      },
+      rpcOf('task_complete'),
+      errorBody('task_complete', { id: taskId, extra: { field: 'message.taskId' } }),
     );
   }
   const parts = readParts(message.parts);
@@ -154,7 +149,7 @@ const REFERENCE_METHODS: Record<string, Method> = {
 
 function unsupported(code: number, what: string): Method {
   return async ({ failures }) => {
-    throw a2aError(failures, code, what, { error: 'unsupported_operation', error_kind: 'validation' });
+    throw a2aError(failures, code, errorBody('unsupported_operation', { message: what }));
   };
 }
 const NO_STREAMING = unsupported(
@@ -210,13 +205,11 @@ export async function callMethod(context: MethodContext, method: string, params:
   if (typeof version !== 'string') {
     throw a2aError(
       failures,
-      RPC.versionNotSupported,
-      `A2A-Version ${version.unsupported} is not supported; send 1.0 or 0.3.`,
-      {
-        error: 'version_not_supported',
-        error_kind: 'validation',
-        supported_versions: ['1.0', '0.3'],
-      },
+      rpcOf('version_not_supported'),
+      errorBody('version_not_supported', {
+        version: version.unsupported,
+        extra: { supported_versions: ['1.0', '0.3'] },
+      }),
     );
   }
   const run = Object.hasOwn(METHODS[version], method) ? METHODS[version][method] : undefined;

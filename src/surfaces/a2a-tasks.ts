@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { MS } from '../clock.ts';
-import { type ApiError, errors } from '../core/errors.ts';
+import { apiError, errorBody, rpcOf } from '../core/error-catalogue.ts';
+import type { ApiError } from '../core/errors.ts';
 import { renderError } from '../operations/pipeline/answer.ts';
 import { authenticate } from '../operations/pipeline/authenticate.ts';
 import { charge, defaultPolicies, rateLimitedError } from '../operations/pipeline/charge.ts';
 import { callWithInput } from '../operations/types.ts';
 import { type A2aTaskRow, findA2aTask, listA2aTasks, saveA2aTask } from '../storage/a2a-tasks.ts';
 import type { MethodContext } from './a2a-context.ts';
-import { a2aError, failureOf, invalidParams, RPC } from './a2a-errors.ts';
+import { a2aError, failureOf, invalidParams } from './a2a-errors.ts';
 import { isContextId, isTaskId, MAX_CONTEXT_ID, pagePosition } from './a2a-ids.ts';
 import type { A2aVersion } from './a2a-version.ts';
 import { renderTask, storedState, type TaskView } from './a2a-wire.ts';
@@ -30,16 +31,16 @@ async function memberOf(context: MethodContext): Promise<string> {
   if (call.authorization === undefined)
     throw refusal(
       context,
-      errors.unauthorized(
-        'missing_token',
-        'Tasks are readable only by the member who made the call: send its agent token as "Authorization: Bearer agt_…".',
-      ),
+      apiError('missing_token', {
+        message:
+          'Tasks are readable only by the member who made the call: send its agent token as "Authorization: Bearer agt_…".',
+      }),
     );
   const now = deps.clock.now();
   const auth = await authenticate(deps, callWithInput(call, undefined), now);
   if (auth.problem) throw refusal(context, auth.problem);
   if (auth.principal.kind !== 'bearer')
-    throw refusal(context, errors.unauthorized('missing_token', 'Send an agent token.'));
+    throw refusal(context, apiError('missing_token', { message: 'Send an agent token.' }));
   const charged = await charge(deps, [defaultPolicies(deps).token], auth.principal, call.ip, now);
   if (charged.exceeded) throw refusal(context, rateLimitedError(charged.exceeded));
   return auth.principal.member.id;
@@ -109,12 +110,10 @@ function taskNotFound(context: MethodContext, id: string) {
   const named = isTaskId(id) ? `No task ${id} is kept` : 'No task with that id is kept (task ids are UUIDs)';
   return a2aError(
     context.failures,
-    RPC.taskNotFound,
-    `${named} for this member (unknown, another member's, or past its ${TASK_RETENTION_MS / MS.day}-day retention).`,
-    {
-      error: 'task_not_found',
-      error_kind: 'not_found',
-    },
+    rpcOf('task_not_found'),
+    errorBody('task_not_found', {
+      message: `${named} for this member (unknown, another member's, or past its ${TASK_RETENTION_MS / MS.day}-day retention).`,
+    }),
   );
 }
 
@@ -140,12 +139,8 @@ function cancelTask() {
     const task = await ownTask(context, params);
     throw a2aError(
       context.failures,
-      RPC.taskNotCancelable,
-      `Task ${task.id} is ${task.state} and cannot be canceled.`,
-      {
-        error: 'task_not_cancelable',
-        error_kind: 'conflict',
-      },
+      rpcOf('task_not_cancelable'),
+      errorBody('task_not_cancelable', { id: task.id, state: task.state }),
     );
   };
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { errorBody } from '../core/error-catalogue.ts';
 import { toApiError } from '../core/errors.ts';
 import { challengeForAnswer } from '../http/bearer-challenge.ts';
 import { rateKeyForIp } from '../http/client.ts';
@@ -63,10 +64,12 @@ async function answer(context: MethodContext, entry: unknown): Promise<RpcRespon
     if (refused.status < 500)
       return errorResponse(id, failureOf(context.failures, renderError(refused, context.call)).rpc);
     context.call.log?.error({ err: failure, requestId: context.call.requestId }, 'a2a method failed');
+    // The message is the error's, not repeated in `data`: the body names the code and the request.
+    const { message, ...named } = errorBody('internal_error');
     return errorResponse(id, {
       code: RPC.internal,
-      message: 'The server failed to handle this request.',
-      data: { error: 'internal_error', error_kind: 'internal', request_id: context.call.requestId },
+      message: String(message),
+      data: { ...named, request_id: context.call.requestId },
     });
   }
 }
@@ -76,7 +79,7 @@ async function answerBody(context: MethodContext, body: unknown): Promise<unknow
     return errorResponse(null, { code: RPC.parseError, message: 'Parse error: the body is not JSON.' });
   }
   if (body === PROTOTYPE_KEY) {
-    const refusal = { error: 'invalid_json', error_kind: 'invalid_json', message: PROTOTYPE_KEYS_MESSAGE };
+    const refusal = errorBody('invalid_json', { detail: PROTOTYPE_KEYS_MESSAGE });
     return errorResponse(null, {
       code: RPC.invalidRequest,
       message: PROTOTYPE_KEYS_MESSAGE,

@@ -1,36 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ErrorKind } from '../core/errors.ts';
-
-interface ClientFailure {
-  status: number;
-  code: string;
-  kind: ErrorKind;
-  message: string;
-}
+import { type ApiError, apiError } from '../core/errors.ts';
 
 /** What node:http reports before a request reaches the app, each as an answer in the Error shape. */
-function failureOf(error: NodeJS.ErrnoException): ClientFailure {
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
-    return {
-      status: 408,
-      code: 'request_timeout',
-      kind: 'timeout',
-      message: 'The request did not arrive in full within the time the server allows; send it again.',
-    };
-  if (error.code === 'HPE_HEADER_OVERFLOW')
-    return {
-      status: 431,
-      code: 'headers_too_large',
-      kind: 'payload_too_large',
-      message: 'The request headers are larger than the server accepts.',
-    };
-  return {
-    status: 400,
-    code: 'bad_request',
-    kind: 'validation',
-    message: 'The request is not valid HTTP/1.1.',
-  };
+function failureOf(error: NodeJS.ErrnoException): ApiError {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return apiError('request_timeout');
+  if (error.code === 'HPE_HEADER_OVERFLOW') return apiError('headers_too_large');
+  return apiError('bad_request', { message: 'The request is not valid HTTP/1.1.' });
 }
 
 /**
@@ -41,8 +17,9 @@ function failureOf(error: NodeJS.ErrnoException): ClientFailure {
 export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
-    const { status, code, kind, message } = failureOf(error);
-    const body = JSON.stringify({ error: code, error_kind: kind, message });
+    const failure = failureOf(error);
+    const status = failure.status;
+    const body = JSON.stringify(failure.body());
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,

@@ -1,3 +1,4 @@
+import { statusOfCode } from '../core/error-catalogue.ts';
 import { verifyToken } from '../domain/auth/tokens.ts';
 import { bearerChallenge } from '../http/bearer-challenge.ts';
 import type { Deps } from '../operations/services.ts';
@@ -23,7 +24,11 @@ export async function scopeChallengeFor(
   const version = request.headers['mcp-protocol-version'];
   if (typeof version !== 'string' || version < SCOPE_CHALLENGE_SINCE) return undefined;
   const body = (result.body ?? {}) as { error?: unknown; required_scope?: unknown; message?: unknown };
-  if (result.status !== 403 || body.error !== 'insufficient_scope' || typeof body.required_scope !== 'string')
+  if (
+    result.status !== statusOfCode('insufficient_scope') ||
+    body.error !== 'insufficient_scope' ||
+    typeof body.required_scope !== 'string'
+  )
     return undefined;
   const presented = /^Bearer[ ]+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
   if (!presented) return undefined;

@@ -204,9 +204,10 @@ export function mcpExchanges(
       const charged = await chargeAnonymous(deps, rateKeyForIp(request.ip));
       Object.assign(headers, charged.headers);
       if (charged.refusal) {
-        const failure = jsonRpcError(429, charged.refusal.message);
+        const { status, message } = charged.refusal;
+        const failure = jsonRpcError(status, message);
         Object.assign(headers, charged.refusal.headers(), { 'content-type': JSON_TYPE });
-        return { status: 429, headers, body: failure.body };
+        return { status, headers, body: failure.body };
       }
     }
     Object.assign(headers, exchange.headers);

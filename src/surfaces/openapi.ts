@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
+import { statusOfCode } from '../core/error-catalogue.ts';
 import { SCOPE_CATALOG } from '../domain/access/scopes.ts';
 import { API_VERSION } from '../operations/api-version.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
@@ -30,26 +31,32 @@ function pipelineErrors(op: Operation): DocumentedError[] {
   const sessionWrite = (op.credential === 'session' || op.credential === 'bearer_or_session') && withBody;
   const errors: (DocumentedError | false)[] = [
     {
-      status: 400,
+      status: statusOfCode('validation_failed'),
       description: withBody
         ? 'The body is not JSON (invalid_json) or breaks the input schema: an unknown field, a wrong type (validation, with field)'
         : 'The query breaks the input schema: an unknown parameter, a wrong type (validation, with field)',
     },
-    credentialed && { status: 401, description: 'Missing, unknown, expired or revoked credential' },
+    credentialed && {
+      status: statusOfCode('invalid_token'),
+      description: 'Missing, unknown, expired or revoked credential',
+    },
     op.scope !== undefined &&
       credentialed && {
-        status: 403,
+        status: statusOfCode('insufficient_scope'),
         description: `The token lacks ${op.scope}, or the member's tier no longer grants it (tier)`,
       },
-    sessionWrite && { status: 403, description: CROSS_SITE },
-    withBody && { status: 413, description: 'Body larger than the operation accepts (payload_too_large)' },
+    sessionWrite && { status: statusOfCode('cross_site_request'), description: CROSS_SITE },
     withBody && {
-      status: 415,
+      status: statusOfCode('payload_too_large'),
+      description: 'Body larger than the operation accepts (payload_too_large)',
+    },
+    withBody && {
+      status: statusOfCode('unsupported_media_type'),
       description: 'A body that is not sent as application/json (unsupported_media_type)',
     },
-    { status: 429, description: RATE_LIMITED },
+    { status: statusOfCode('rate_limited'), description: RATE_LIMITED },
     {
-      status: 431,
+      status: statusOfCode('headers_too_large'),
       description: 'Request headers larger than the HTTP server accepts (answered before any operation runs)',
     },
   ];
@@ -62,7 +69,7 @@ function withPipelineErrors(op: Operation): DocumentedError[] {
   for (const added of pipelineErrors(op)) {
     const same = listed.find((error) => error.status === added.status);
     if (!same) listed.push({ ...added });
-    else if (added.status === 429 || added.description === CROSS_SITE)
+    else if (added.status === statusOfCode('rate_limited') || added.description === CROSS_SITE)
       same.description = `${same.description}; or ${added.description[0].toLowerCase()}${added.description.slice(1)}`;
   }
   return listed.sort((a, b) => a.status - b.status);

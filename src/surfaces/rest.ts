@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errors, toApiError } from '../core/errors.ts';
+import { ApiError, apiError, errors, toApiError } from '../core/errors.ts';
 import { SESSION_COOKIE } from '../domain/auth/sessions.ts';
 import { bearerChallenge } from '../http/bearer-challenge.ts';
 import { rateKeyForIp, readCookie } from '../http/client.ts';
@@ -165,9 +165,7 @@ export function translateFrameworkError(error: Error & { code?: string; statusCo
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return payloadTooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(415, 'unsupported_media_type', 'unsupported_media_type', {
-        message: 'Send the body as JSON with Content-Type: application/json.',
-      });
+      return apiError('unsupported_media_type');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.invalidJson('Content-Type is application/json but the body is empty.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -175,8 +173,7 @@ export function translateFrameworkError(error: Error & { code?: string; statusCo
   }
   if (error instanceof SyntaxError) return errors.invalidJson();
   const status = error.statusCode ?? 500;
-  if (status >= 400 && status < 500)
-    return new ApiError(status, 'bad_request', 'validation', { message: error.message });
+  if (status >= 400 && status < 500) return apiError('bad_request', { status, message: error.message });
   return toApiError(error);
 }
 
@@ -197,12 +194,7 @@ export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
     if (isApiPath(request)) return catchAll(deps, request, reply);
     const path = request.url.split('?')[0];
     reply.code(404);
-    return {
-      error: 'not_found',
-      error_kind: 'not_found',
-      message: `Nothing is served at ${path}.`,
-      request_id: request.id,
-    };
+    return apiError('not_found', { message: `Nothing is served at ${path}.` }).body(request.id);
   });
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { MS } from '../../clock.ts';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { peekQuota, quotaCounter, spentQuota, takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
@@ -153,14 +153,10 @@ export async function submitHighlight(
       const [existing] = await existingStory(trx, submission.story.id);
       if (!existing) continue;
       if (existing.member_id !== submission.memberId) {
-        throw new ApiError(409, 'story_id_taken', 'conflict', {
-          message: 'Another member already submitted a story with this id; use a slug of your own.',
-        });
+        throw apiError('story_id_taken', {});
       }
       if (existing.status !== 'pending') {
-        throw new ApiError(409, 'already_moderated', 'conflict', {
-          message: 'This story was already moderated; submit it under a new id.',
-        });
+        throw apiError('already_moderated');
       }
       if (Number(existing.expires_at) > now) {
         await trx
@@ -187,9 +183,7 @@ export async function submitHighlight(
         .execute();
       return fresh(await spend(trx));
     }
-    throw new ApiError(409, 'story_id_taken', 'conflict', {
-      message: 'This story id changed hands while it was being submitted; send it again.',
-    });
+    throw apiError('story_id_taken', { raced: true });
   });
 }
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import type { Executor, VcsLinksTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Clocked, Configured } from '../ports.ts';
@@ -29,9 +29,7 @@ export async function linkAccount(
       .where('host_user_id', '=', account.id)
       .executeTakeFirst();
     if (holder && holder.member_id !== memberId) {
-      throw new ApiError(409, 'vcs_account_taken', 'conflict', {
-        message: `The account ${account.login} is already linked to another member.`,
-      });
+      throw apiError('vcs_account_taken', { login: account.login });
     }
     const current = await linkOf(trx, memberId);
     const sameAccount = current?.host_user_id === account.id;
@@ -79,9 +77,7 @@ export async function setOptIn(
     const link = await linkOf(trx, memberId);
     if (!link) {
       if (!optIn) return null;
-      throw new ApiError(409, 'no_vcs_link', 'no_vcs_link', {
-        message:
-          'Link a code-hosting account first: sign in at /leaderboard/link (OAuth or a personal access token).',
+      throw apiError('no_vcs_link', {
         extra: { link_url: `${deps.config.publicUrl}/leaderboard/link` },
       });
     }

@@ -1,4 +1,4 @@
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { randomId } from '../../secrets.ts';
 import { cacheKeys, type InvalidatingCache } from '../../storage/invalidating-cache.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
@@ -68,7 +68,7 @@ async function readTierStatus(
 ): Promise<MemberTierStatus> {
   const snapshot = cache?.snapshot();
   const member = await getMember(deps.db, memberId);
-  if (!member) throw new ApiError(404, 'unknown_member', 'not_found', { message: 'No such member.' });
+  if (!member) throw apiError('unknown_member', { message: 'No such member.' });
   const rows = await deps.db
     .selectFrom('tier_requests')
     .selectAll()
@@ -109,10 +109,10 @@ export async function requestTier(
   note?: string,
 ): Promise<TierRequestView> {
   const member = await getMember(deps.db, memberId);
-  if (!member) throw new ApiError(404, 'unknown_member', 'not_found', { message: 'No such member.' });
+  if (!member) throw apiError('unknown_member', { message: 'No such member.' });
   const definition = deps.tiers.tiers.find((t) => t.name === tier);
   const refuse = (message: string) =>
-    new ApiError(400, 'tier_not_requestable', 'validation', {
+    apiError('tier_not_requestable', {
       message,
       extra: {
         current_tier: member.tier,

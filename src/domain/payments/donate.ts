@@ -1,6 +1,6 @@
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
-import { ApiError } from '../../core/errors.ts';
+import { type ApiError, apiError } from '../../core/errors.ts';
 import type { Store } from '../ports.ts';
 import { FacilitatorUnusable } from './facilitator.ts';
 import { facilitatorRefusal } from './facilitator-refusal.ts';
@@ -55,13 +55,9 @@ export async function donate(deps: DonatePort, attempt: DonationAttempt): Promis
   const refusal = paymentsRefusal(settings);
   if (refusal || !settings.payTo)
     // Not a passing outage: while no payee is configured the payable resource does not exist.
-    throw new ApiError(404, 'payments_not_configured', 'not_found', { message: refusal });
+    throw apiError('payments_not_configured', { message: refusal ?? '' });
   const problem = amountProblem(settings, attempt.amountCents);
-  if (problem)
-    throw new ApiError(400, 'validation_failed', 'validation', {
-      message: problem,
-      extra: { field: 'amount_usd' },
-    });
+  if (problem) throw apiError('validation_failed', { message: problem, extra: { field: 'amount_usd' } });
   const context = requestContext({
     paymentHeader: attempt.paymentHeader,
     amountCents: attempt.amountCents,
@@ -139,11 +135,10 @@ function paymentRequired(
     Object.entries(response.headers).map(([name, value]) => [name.toLowerCase(), value]),
   );
   delete headers['content-type'];
-  return new ApiError(response.status, code, 'payment_required', {
-    message:
-      code === 'payment_required'
-        ? 'Pay with x402: sign one of `accepts` and repeat the request with the PAYMENT-SIGNATURE header.'
-        : `The payment was refused (${reasonText}). Nothing was charged or recorded.`,
+  return apiError('payment_required', {
+    status: response.status,
+    code,
+    reason: reasonText,
     headers,
     extra: required
       ? { x402Version: required.x402Version, resource: required.resource, accepts: required.accepts }
@@ -165,10 +160,5 @@ async function refuseKnownPayment(deps: Store, header: string | undefined): Prom
 
 async function alreadyClaimed(deps: Store, key: string): Promise<ApiError> {
   const state = await claimState(deps.db, key);
-  return new ApiError(409, 'payment_already_used', 'conflict', {
-    message:
-      state?.state === 'settling'
-        ? 'This payment is being settled by another request.'
-        : 'This payment was already used; sign a new one to donate again.',
-  });
+  return apiError('payment_already_used', { settling: state?.state === 'settling' });
 }

@@ -1,4 +1,4 @@
-import { ApiError, UNAVAILABLE_RETRY_SECONDS } from '../../core/errors.ts';
+import { type ApiError, apiError } from '../../core/errors.ts';
 import type { FacilitatorFailure } from './facilitator.ts';
 
 /**
@@ -8,12 +8,6 @@ import type { FacilitatorFailure } from './facilitator.ts';
  * library, so that discovery can answer without loading it.
  */
 export function facilitatorRefusal(failure: FacilitatorFailure, consequence: string): ApiError {
-  if (failure === 'unavailable')
-    return new ApiError(503, 'facilitator_unavailable', 'unavailable', {
-      message: `The payment facilitator cannot be reached or did not answer in time; ${consequence}`,
-      retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-    });
-  return new ApiError(502, 'facilitator_error', 'upstream', {
-    message: `The payment facilitator answered with an error; ${consequence}`,
-  });
+  if (failure === 'unavailable') return apiError('facilitator_unavailable', { consequence });
+  return apiError('facilitator_error', { consequence });
 }

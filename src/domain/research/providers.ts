@@ -1,5 +1,5 @@
 import type { ResearchConfig } from '../../config.ts';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { type OutboundError, outboundFetch } from '../../outbound.ts';
 
 /** Tokens a provider call spent, as the provider reports them. */
@@ -21,19 +21,12 @@ function userMessage(query: string, passages: string): string {
 }
 
 // Messages never include the question or the provider's reply: either may echo the query text.
-const upstreamError = () =>
-  new ApiError(502, 'upstream_error', 'upstream', {
-    message: 'The language model provider failed to answer.',
-  });
+const upstreamError = () => apiError('upstream_error');
 const upstreamOverloaded = (retryAfter?: string | null) =>
-  new ApiError(503, 'upstream_overloaded', 'upstream', {
-    message: 'The language model provider is overloaded; try again shortly.',
-    retryAfterSeconds: retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) : 30,
+  apiError('upstream_overloaded', {
+    retryAfterSeconds: retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined,
   });
-const upstreamTimeout = (ms: number) =>
-  new ApiError(504, 'upstream_timeout', 'upstream', {
-    message: `The language model provider did not answer within ${ms} ms.`,
-  });
+const upstreamTimeout = (ms: number) => apiError('upstream_timeout', { ms });
 
 interface WireRequest {
   url: string;

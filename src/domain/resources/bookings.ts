@@ -1,5 +1,5 @@
 import { MS } from '../../clock.ts';
-import { ApiError, errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { RatePolicy } from '../../core/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
@@ -30,16 +30,10 @@ export interface BookingRequest {
 
 /** Checks a request can be queued at all; the worker later decides it against the calendar. */
 export function checkBookingWindow(start: number, end: number, now: number): void {
-  if (end <= start)
-    throw new ApiError(400, 'invalid_time_range', 'validation', {
-      message: 'end_iso must be after start_iso.',
-    });
-  if (start < now)
-    throw new ApiError(400, 'start_in_past', 'validation', { message: 'start_iso must be in the future.' });
+  if (end <= start) throw apiError('invalid_time_range', { start: 'start_iso', end: 'end_iso' });
+  if (start < now) throw apiError('start_in_past', { field: 'start_iso' });
   if (end - start > LONGEST_BOOKING_MS)
-    throw new ApiError(400, 'booking_too_long', 'validation', {
-      message: `A booking lasts at most ${LONGEST_BOOKING_MS / MS.hour} hours.`,
-    });
+    throw apiError('booking_too_long', { hours: LONGEST_BOOKING_MS / MS.hour });
 }
 
 export async function queueBooking(
@@ -55,11 +49,7 @@ export async function queueBooking(
       .select(['id', 'bookable'])
       .where('id', '=', request.resourceId)
       .executeTakeFirst();
-    if (!resource || Number(resource.bookable) !== 1)
-      throw errors.notFound(
-        'unknown_resource',
-        'No bookable resource has this id; see GET /api/resources/list.',
-      );
+    if (!resource || Number(resource.bookable) !== 1) throw apiError('unknown_resource');
     const earlier = await trx
       .selectFrom('bookings')
       .select('id')

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError, errors } from '../../core/errors.ts';
+import { type ApiError, apiError, errors } from '../../core/errors.ts';
 import { createMember, MemberError } from '../../domain/members/members.ts';
 import { changeMemberTier } from '../../domain/members/tier-requests.ts';
 import { strictObject } from '../schemas.ts';
@@ -20,13 +20,10 @@ const sentence = (words: string) => `${words[0]?.toUpperCase() ?? ''}${words.sli
 
 /** The domain answers a refused member change in words; the operation answers it with an error code. */
 function memberRefusal(outcome: string): ApiError {
-  if (outcome.startsWith('no member')) return errors.notFound('unknown_member', sentence(outcome));
+  if (outcome.startsWith('no member')) return apiError('unknown_member', { message: sentence(outcome) });
   if (outcome.startsWith('unknown tier'))
-    return new ApiError(400, 'unknown_tier', 'validation', {
-      message: sentence(outcome),
-      extra: { field: 'tier' },
-    });
-  if (outcome.includes('already exists')) return errors.conflict('member_exists', sentence(outcome));
+    return apiError('unknown_tier', { message: sentence(outcome), extra: { field: 'tier' } });
+  if (outcome.includes('already exists')) return apiError('member_exists', { message: sentence(outcome) });
   if (outcome.endsWith('is not an email address'))
     return errors.validation(sentence(outcome), { field: 'email' });
   return errors.validation(sentence(outcome));

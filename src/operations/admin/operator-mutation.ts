@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import { ApiError, errors } from '../../core/errors.ts';
+import { type ApiError, apiError } from '../../core/errors.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
 import { type PolicyOutcome, rateInfo } from '../../core/rate-limit.ts';
 import { viaOf } from '../../domain/auth/principal.ts';
@@ -30,13 +30,10 @@ function refusal(mutation: Mutation, outcome: string): ApiError {
   const own = mutation.refuse?.(outcome);
   if (own) return own;
   const { target } = mutation;
-  if (outcome === 'unknown') return errors.notFound('not_found', `Nothing is filed under ${target}.`);
+  if (outcome === 'unknown') return apiError('not_found', { message: `Nothing is filed under ${target}.` });
   if (outcome === 'unknown_tier')
-    return new ApiError(400, 'unknown_tier', 'validation', {
-      message: 'There is no such tier.',
-      extra: { field: 'tier' },
-    });
-  return errors.conflict('already_decided', `${target} was already decided (${outcome}); nothing changed.`);
+    return apiError('unknown_tier', { message: 'There is no such tier.', extra: { field: 'tier' } });
+  return apiError('already_decided', { target, outcome });
 }
 
 /** The domain still takes the whole Deps: the same dependencies, bound to the transaction. */

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { RatePolicy, RateSubject } from '../../core/rate-limit.ts';
 import { RateInfoSchema } from '../schemas.ts';
 import type { Deps } from '../services.ts';
+import { refusedWith } from '../types.ts';
 
 /**
  * Reference §11: operator mutations per token per UTC day. A decision made in the console has no
@@ -37,8 +38,8 @@ export const MUTATION_ERRORS = [
   { status: 400, description: 'Invalid input (or an unknown tier)' },
   { status: 401, description: 'Missing, unknown or revoked token (or no signed-in operator session)' },
   { status: 403, description: 'The token lacks the review scope, or the member’s tier no longer grants it' },
-  { status: 404, description: 'No such record' },
-  { status: 409, description: 'Already decided' },
+  refusedWith(['not_found'], 'No such record'),
+  refusedWith(['already_decided'], 'Already decided'),
   { status: 429, description: 'Operator mutations for this token are spent until the next UTC day' },
 ];
 

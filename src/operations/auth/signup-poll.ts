@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError, errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { GRANT_LIFETIME_S, POLL_INTERVAL_S, pollGrant } from '../../domain/auth/device-grants.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Input = strictObject({
   device_code: Type.Optional(
@@ -66,7 +66,7 @@ export const pollSignup = defineOperation<typeof Input.static, unknown>({
   successStatus: 200,
   errors: [
     { status: 400, description: 'device_code is not 16 to 64 characters' },
-    { status: 404, description: 'unknown_device_code' },
+    refusedWith(['unknown_device_code'], 'unknown_device_code'),
     {
       status: 410,
       description:
@@ -108,21 +108,19 @@ export const pollSignup = defineOperation<typeof Input.static, unknown>({
           body: { status: 'pending', interval: outcome.interval, expires_in: outcome.expiresIn },
         };
       case 'slow_down':
-        throw new ApiError(429, 'slow_down', 'slow_down', {
-          message: `Polling too fast: wait at least ${outcome.interval} seconds between polls.`,
+        throw apiError('slow_down', {
+          interval: outcome.interval,
           retryAfterSeconds: outcome.interval,
           extra: { interval: outcome.interval },
         });
       case 'cancelled':
         return { headers: NO_STORE, body: { status: 'cancelled', reason: outcome.reason } };
       case 'gone':
-        if (outcome.why === 'expired')
-          throw errors.gone('expired_token', 'The device code expired; start a new grant.');
-        if (outcome.why === 'cancelled')
-          throw errors.gone('access_denied', 'The member declined this grant; start a new grant.');
-        throw errors.gone('already_delivered', 'This grant was already delivered; start a new grant.');
+        if (outcome.why === 'expired') throw apiError('expired_token');
+        if (outcome.why === 'cancelled') throw apiError('access_denied');
+        throw apiError('already_delivered');
       case 'unknown':
-        throw errors.notFound('unknown_device_code', 'No grant has this device code.');
+        throw apiError('unknown_device_code');
       case 'completed': {
         const base = deps.config.publicUrl;
         return {

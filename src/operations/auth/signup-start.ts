@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { ALL_SCOPES, isScope, STARTER_SCOPE_SETS } from '../../domain/access/scopes.ts';
 import { GRANT_LIFETIME_S, startGrant } from '../../domain/auth/device-grants.ts';
 import { strictObject } from '../schemas.ts';
@@ -61,15 +61,14 @@ export const startSignup = defineOperation<typeof Input.static, typeof Output.st
   async handler({ input, deps, request }) {
     const scopes = input.scopes ?? [];
     if (scopes.length === 0) {
-      throw new ApiError(400, 'missing_scopes', 'validation', {
-        message: 'Name the scopes the agent needs (1 to 64), for example one of the starter sets.',
+      throw apiError('missing_scopes', {
         extra: { example: EXAMPLE_BODY, starter_sets: STARTER_SCOPE_SETS },
       });
     }
     const unknown = scopes.filter((s) => !isScope(s));
     if (unknown.length) {
-      throw new ApiError(400, 'unknown_scopes', 'validation', {
-        message: `Unknown scopes: ${unknown.join(', ')}.`,
+      throw apiError('unknown_scopes', {
+        unknown,
         extra: { unknown_scopes: unknown, valid_scopes: ALL_SCOPES, example: EXAMPLE_BODY },
       });
     }

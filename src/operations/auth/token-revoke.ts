@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { revokeToken as revoke } from '../../domain/auth/tokens.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
@@ -34,9 +34,9 @@ export const revokeOwnToken = defineOperation<Record<string, never>, typeof Outp
   errors: [{ status: 401, description: 'Missing, malformed or unknown bearer' }],
   async handler({ principal, revokedToken, deps }) {
     const tokenId = principal.kind === 'bearer' ? principal.token.id : revokedToken?.id;
-    if (!tokenId) throw errors.unauthorized('missing_token', 'Send the token to revoke as the bearer.');
+    if (!tokenId) throw apiError('missing_token', { message: 'Send the token to revoke as the bearer.' });
     const result = await revoke(deps, tokenId);
-    if (!result) throw errors.unauthorized('invalid_token', 'The bearer token is not recognized.');
+    if (!result) throw apiError('invalid_token', { message: 'The bearer token is not recognized.' });
     return {
       body: { ok: true, revoked: true, prefix: result.prefix, already_revoked: result.alreadyRevoked },
     };

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { errorBody } from '../../core/error-catalogue.ts';
 import { queryInput } from '../../http/client.ts';
 import { runOperation } from '../pipeline/run.ts';
 import { strictObject } from '../schemas.ts';
@@ -85,11 +86,7 @@ export const batchPublicReads = defineOperation<typeof Input.static, typeof Outp
       const op = targets.get(mark === -1 ? item.path : item.path.slice(0, mark));
       // Plain literals, not spreads: V8 builds spread copies on a slow path (measured: a third of a batch).
       if (!op) {
-        const body = {
-          error: 'not_batchable',
-          error_kind: 'validation',
-          message: `Only these reads can be batched: ${[...new Set(targets.values())].map((o) => o.path).join(', ')}.`,
-        };
+        const body = errorBody('not_batchable', { paths: [...new Set(targets.values())].map((o) => o.path) });
         results.push({ id: item.id, path: item.path, status: 400, ok: false, body });
         bodies.push(Buffer.from(JSON.stringify(body)));
         continue;

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { donationPage, getPresentation, listNews, listPresentations } from '../../domain/content/library.ts';
 import { paymentStatus } from '../../domain/payments/describe.ts';
 import { DONATE_PATH } from '../../domain/payments/terms.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 import { BAD_INPUT, limitField, PUBLIC_CONTENT_TOOL } from './public-tool.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -88,11 +88,10 @@ export const getPresentationTool = defineOperation<typeof GetInput.static, unkno
       notes: Type.String(),
     }),
   }),
-  errors: [BAD_INPUT, { status: 404, description: 'No presentation with that number' }],
+  errors: [BAD_INPUT, refusedWith(['presentation_not_found'], 'No presentation with that number')],
   async handler({ deps, input }) {
     const presentation = await getPresentation(deps, input.number);
-    if (!presentation)
-      throw errors.notFound('presentation_not_found', `There is no presentation #${input.number}.`);
+    if (!presentation) throw apiError('presentation_not_found', { number: input.number });
     return { body: { ok: true, presentation } };
   },
 });
@@ -134,12 +133,11 @@ export const donateTool = defineOperation<typeof DonateInput.static, unknown>({
     }),
     donor_wall_tool: Type.Literal('ic_donations_total'),
   }),
-  errors: [BAD_INPUT, { status: 404, description: 'No donation page published' }],
+  errors: [BAD_INPUT, refusedWith(['no_donation_page'], 'No donation page published')],
   async handler({ deps }) {
     const page = await donationPage(deps);
     const status = paymentStatus(deps.config.payments);
-    if (!page && !status.accepting)
-      throw errors.notFound('no_donation_page', 'The operator has not published how to give yet.');
+    if (!page && !status.accepting) throw apiError('no_donation_page');
     const x402 = {
       resource: `${deps.config.publicUrl}${DONATE_PATH}`,
       method: 'POST' as const,

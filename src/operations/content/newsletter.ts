@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { getIssue, listIssues, recentIssues, searchStories } from '../../domain/content/newsletter.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 import { BAD_INPUT, limitField, PUBLIC_CONTENT_TOOL } from './public-tool.ts';
 
 const AREA = { ...PUBLIC_CONTENT_TOOL, tag: 'newsletter' } as const;
-const NOT_FOUND = { status: 404, description: 'No such issue or story' };
+const NOT_FOUND = refusedWith(['issue_not_found', 'story_not_found'], 'No such issue or story');
 const SLUG = Type.String({ minLength: 1, maxLength: 80, description: 'The issue slug.' });
 
 const StorySchema = Type.Object({
@@ -24,11 +24,7 @@ const IssueSchema = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 
-const issueNotFound = (slug: string) =>
-  errors.notFound(
-    'issue_not_found',
-    `There is no newsletter issue "${slug}"; ic_signal_list_issues lists them.`,
-  );
+const issueNotFound = (slug: string) => apiError('issue_not_found', { slug });
 
 const ListInput = strictObject({ limit: limitField(50, 10) });
 export const listNewsletterIssues = defineOperation<typeof ListInput.static, unknown>({
@@ -72,10 +68,10 @@ export const getLatestNewsletterIssue = defineOperation<typeof LatestInput.stati
     mcpTool: 'ic_signal_get_latest',
     input: LatestInput,
     output: IssueOutput,
-    errors: [BAD_INPUT, { status: 404, description: 'No issue published yet' }],
+    errors: [BAD_INPUT, refusedWith(['no_issues'], 'No issue published yet')],
     async handler({ deps }) {
       const [issue] = await recentIssues(deps, 1);
-      if (!issue) throw errors.notFound('no_issues', 'No newsletter issue has been published yet.');
+      if (!issue) throw apiError('no_issues');
       return { body: { ok: true, issue } };
     },
   },
@@ -127,10 +123,11 @@ export const getNewsletterStory = defineOperation<typeof StoryInput.static, type
     if (!issue) throw issueNotFound(input.slug);
     const story = issue.stories.find((s) => s.id === input.story_id);
     if (!story)
-      throw errors.notFound(
-        'story_not_found',
-        `Issue "${input.slug}" has no story "${input.story_id}"; its stories are ${issue.stories.map((s) => s.id).join(', ')}.`,
-      );
+      throw apiError('story_not_found', {
+        slug: input.slug,
+        story: input.story_id,
+        stories: issue.stories.map((s) => s.id),
+      });
     return {
       body: {
         ok: true,

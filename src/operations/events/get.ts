@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError, errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { lookupEvent, resolveEventUrl, type WireEvent } from '../../domain/events/events.ts';
 import { answerOf } from '../../http/serialized-answers.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 import { EventSchema } from './event-schema.ts';
 
 const Input = strictObject({
@@ -30,34 +30,28 @@ export const getEvent = defineOperation<{ url: string }, typeof Output.static>({
   input: Input,
   refineInput: (input: { url?: string; luma?: string }) => {
     const url = input.url ?? input.luma;
-    if (url === undefined)
-      throw new ApiError(400, 'missing_url', 'validation', {
-        message: 'Pass the event-platform URL as ?url= (alias ?luma=).',
-      });
+    if (url === undefined) throw apiError('missing_url');
     return { url };
   },
   output: Output,
   successStatus: 200,
   errors: [
     { status: 400, description: 'url missing, or not on one of the event platform’s hosts' },
-    { status: 404, description: 'No such event in the cache' },
+    refusedWith(['event_not_found'], 'No such event in the cache'),
   ],
   // Not async: an event of the reused upcoming list is answered at once (see lookupEvent).
   handler({ input, deps }) {
     const hosts = deps.config.eventUrlHosts;
     const canonical = resolveEventUrl(deps.config, input.url);
     if (!canonical)
-      throw new ApiError(400, 'non_canonical_url', 'validation', {
-        message: `The URL must be an event page on ${hosts.join(' or ')}.`,
-        extra: { accepted_hosts: hosts },
-      });
+      throw apiError('non_canonical_url', { subject: 'The URL', hosts, extra: { accepted_hosts: hosts } });
     const event = lookupEvent(deps, canonical);
     return event instanceof Promise ? event.then(answerWith) : answerWith(event);
   },
 });
 
 function answerWith(event: WireEvent | undefined) {
-  if (!event) throw errors.notFound('event_not_found', 'No upcoming event with this URL is in the cache.');
+  if (!event) throw apiError('event_not_found');
   // Events of the reused upcoming list are the same objects until the list is read again.
   return answerOf(event, () => ({ ok: true, event }));
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { viaOf } from '../../domain/auth/principal.ts';
 import { eventRequestQuota, proposeEvent } from '../../domain/events/proposals.ts';
 import { strictObject, Via } from '../schemas.ts';
@@ -57,10 +57,9 @@ export const requestEvent = defineOperation<typeof Input.static, typeof Output.s
   ],
   async handler({ input, principal, deps, now }) {
     const start = Date.parse(input.start);
-    if (start <= now)
-      throw new ApiError(400, 'start_in_past', 'validation', { message: 'start must be in the future.' });
+    if (start <= now) throw apiError('start_in_past', { field: 'start' });
     if (input.end !== undefined && Date.parse(input.end) <= start)
-      throw new ApiError(400, 'invalid_time_range', 'validation', { message: 'end must be after start.' });
+      throw apiError('invalid_time_range', { start: 'start', end: 'end' });
     const { id, rate } = await proposeEvent(deps, principal.member.id, principal.token.id, input);
     return { rate: [rate], body: { ok: true, id, status: 'pending', via: viaOf(principal) } };
   },

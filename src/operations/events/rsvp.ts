@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError, errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { findEventByUrl, resolveEventUrl } from '../../domain/events/events.ts';
 import { queueRsvp, rsvpQuota } from '../../domain/events/rsvps.ts';
 import { QueuedWriteSchema, queuedWriteResult } from '../queued-write.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Input = strictObject({
   event_url: Type.String({ minLength: 1, maxLength: 2000, description: 'The event-platform URL.' }),
@@ -39,18 +39,15 @@ export const rsvpToEvent = defineOperation<typeof Input.static, typeof QueuedWri
     { status: 400, description: 'Invalid body, or the URL is not on the event platform' },
     { status: 401, description: 'Missing or invalid token' },
     { status: 403, description: 'Token lacks events:rsvp, or the tier no longer grants it' },
-    { status: 404, description: 'The event is not in the upcoming-events cache' },
+    refusedWith(['event_not_found'], 'The event is not in the upcoming-events cache'),
     { status: 413, description: 'Body larger than 8 KB' },
     { status: 429, description: 'Per-token daily limit reached' },
   ],
   async handler({ input, principal, deps }) {
     const eventUrl = resolveEventUrl(deps.config, input.event_url);
     if (!eventUrl)
-      throw new ApiError(400, 'non_canonical_url', 'validation', {
-        message: `event_url must be an event page on ${deps.config.eventUrlHosts.join(' or ')}.`,
-      });
-    if (!(await findEventByUrl(deps.db, eventUrl)))
-      throw errors.notFound('event_not_found', 'No upcoming event with this URL is in the cache.');
+      throw apiError('non_canonical_url', { subject: 'event_url', hosts: deps.config.eventUrlHosts });
+    if (!(await findEventByUrl(deps.db, eventUrl))) throw apiError('event_not_found');
     const write = await queueRsvp(deps, {
       eventUrl,
       memberId: principal.member.id,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { iso } from '../../clock.ts';
-import { ApiError, errors } from '../../core/errors.ts';
+import { apiError, errors } from '../../core/errors.ts';
 import { FEEDBACK_CATEGORIES, type FeedbackCategory, fileFeedback } from '../../domain/feedback/feedback.ts';
 import { sanitizeText } from '../../domain/feedback/sanitize.ts';
 import { defineOperation } from '../types.ts';
@@ -92,8 +92,8 @@ export const submitFeedback = defineOperation<typeof Input.static, typeof Output
     } else if ((FEEDBACK_CATEGORIES as readonly string[]).includes(input.category)) {
       category = input.category as FeedbackCategory;
     } else {
-      throw new ApiError(400, 'invalid_category', 'validation', {
-        message: `category must be one of ${FEEDBACK_CATEGORIES.join(', ')} (or send the class as kind).`,
+      throw apiError('invalid_category', {
+        categories: FEEDBACK_CATEGORIES,
         extra: { field: 'category', valid_kinds: FEEDBACK_CATEGORIES },
       });
     }

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import { countPending, highlightStatus as statusOf } from '../../domain/highlights/highlights.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Output = Type.Union([
   Type.Object({ status: Type.Union([Type.Literal('pending'), Type.Literal('gone')]), id: Type.String() }),
@@ -30,14 +30,13 @@ export const highlightStatus = defineOperation<{ id?: string }, unknown>({
   successStatus: 200,
   errors: [
     { status: 401, description: 'Missing or invalid token' },
-    { status: 404, description: 'No story with this id was submitted by the member' },
+    refusedWith(['unknown_story'], 'No story with this id was submitted by the member'),
   ],
   async handler({ input, principal, deps }) {
     if (input.id === undefined)
       return { body: { ok: true, count: await countPending(deps, principal.member.id) } };
     const status = await statusOf(deps, principal.member.id, input.id);
-    if (!status)
-      throw errors.notFound('unknown_story', 'No story with this id was submitted on behalf of this member.');
+    if (!status) throw apiError('unknown_story');
     return { body: { status, id: input.id } };
   },
 });

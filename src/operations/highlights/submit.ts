@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { iso } from '../../clock.ts';
-import { ApiError } from '../../core/errors.ts';
+import { type ApiError, apiError } from '../../core/errors.ts';
 import { rateInfo } from '../../core/rate-limit.ts';
 import { highlightQuota, submitHighlight as submit } from '../../domain/highlights/highlights.ts';
 import { validateInput } from '../pipeline/validate.ts';
 import { RateInfoSchema } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 import { HighlightPendingRequest, HighlightStorySchema } from './story.ts';
 
 export const HIGHLIGHT_BODY_LIMIT = 256 * 1024;
@@ -31,10 +31,7 @@ function storyOf(input: Record<string, unknown>): Record<string, unknown> & { id
     return validateInput(HighlightStorySchema, story, false);
   } catch (error) {
     const problem = error as ApiError;
-    throw new ApiError(400, 'invalid_story', 'validation', {
-      message: problem.message,
-      extra: problem.options.extra,
-    });
+    throw apiError('invalid_story', { message: problem.message, extra: problem.options.extra });
   }
 }
 
@@ -64,7 +61,10 @@ export const submitHighlight = defineOperation<
     { status: 400, description: 'Invalid JSON or story validation error' },
     { status: 401, description: 'Missing or invalid token' },
     { status: 403, description: 'Token lacks events:submit_recap, or the tier no longer grants it' },
-    { status: 409, description: 'The story id belongs to another member, or was already moderated' },
+    refusedWith(
+      ['story_id_taken', 'already_moderated'],
+      'The story id belongs to another member, or was already moderated',
+    ),
     { status: 413, description: 'Body larger than 256 KB' },
     { status: 429, description: 'Per-token daily limit reached' },
     { status: 500, description: 'Enqueue failed' },

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import {
   bindSigningKey,
   SigningKeyError,
@@ -8,7 +8,7 @@ import {
   unbindSigningKey,
 } from '../../domain/auth/signing-keys.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 /**
  * The signing-key operations (spec 4.4, reference §7): browser session only, so a leaked bearer can
@@ -67,29 +67,18 @@ function view(signing: TokenSigning) {
   };
 }
 
-const STATUS: Record<
-  SigningKeyError['reason'],
-  { status: number; kind: 'not_found' | 'validation' | 'conflict' }
-> = {
-  token_not_found: { status: 404, kind: 'not_found' },
-  invalid_key: { status: 400, kind: 'validation' },
-  key_already_bound: { status: 409, kind: 'conflict' },
-  no_signing_key: { status: 409, kind: 'conflict' },
-};
-
 async function answering<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof SigningKeyError)) throw error;
-    const { status, kind } = STATUS[error.reason];
-    throw new ApiError(status, error.reason, kind, { message: error.message });
+    throw apiError(error.reason, { message: error.message });
   }
 }
 
 const SESSION_ERRORS = [
   { status: 401, description: 'No browser session (agent tokens are refused here)' },
-  { status: 404, description: 'token_not_found: no live token of the member has this id' },
+  refusedWith(['token_not_found'], 'token_not_found: no live token of the member has this id'),
 ];
 
 const ACTOR = { kind: 'session' };
@@ -119,8 +108,8 @@ export const registerSigningKey = defineOperation<typeof RegisterInput.static, t
   output: SigningOutput,
   errors: [
     ...SESSION_ERRORS,
-    { status: 400, description: 'invalid_key: not an Ed25519 public key JWK' },
-    { status: 409, description: 'key_already_bound: the token has a key; revoke it first' },
+    refusedWith(['invalid_key'], 'invalid_key: not an Ed25519 public key JWK'),
+    refusedWith(['key_already_bound'], 'key_already_bound: the token has a key; revoke it first'),
   ],
   async handler({ input, principal, deps }) {
     const signing = await answering(() =>
@@ -169,7 +158,7 @@ export const toggleSignatureEnforcement = defineOperation<
     'Browser session only. With enforcement on, a call with the token that is not signed by its bound key is refused with 401 "signature verification failed: …". Turning it on needs a bound key (409 no_signing_key). Send enforce to set a state, or nothing to flip it.',
   input: ToggleInput,
   output: SigningOutput,
-  errors: [...SESSION_ERRORS, { status: 409, description: 'no_signing_key: bind a key before enforcing' }],
+  errors: [...SESSION_ERRORS, refusedWith(['no_signing_key'], 'no_signing_key: bind a key before enforcing')],
   async handler({ input, principal, deps }) {
     const signing = await answering(() =>
       setSigningEnforcement(deps, principal.member.id, input.token_id, input.enforce, ACTOR),

@@ -5,7 +5,7 @@ import { setOptIn } from '../../domain/leaderboard/links.ts';
 import { actingMemberId } from '../acting-member.ts';
 import { strictObject, Via } from '../schemas.ts';
 import type { Deps } from '../services.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Input = strictObject({
   optIn: Type.Boolean({ description: 'true to appear on the weekly board, false to leave it.' }),
@@ -54,7 +54,7 @@ export const leaderboardOptIn = defineOperation<typeof Input.static, typeof Outp
     { status: 400, description: 'Invalid JSON, or optIn missing or not a boolean' },
     { status: 401, description: 'No session and no valid token' },
     { status: 403, description: 'Token lacks leaderboard:manage, or the tier no longer grants it' },
-    { status: 409, description: 'Opting in without a linked code-hosting account (error_kind no_vcs_link)' },
+    refusedWith(['no_vcs_link'], 'Opting in without a linked code-hosting account (error_kind no_vcs_link)'),
     { status: 413, description: 'Body larger than 8 KB' },
     { status: 429, description: 'Too many changes this hour' },
   ],

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { sanitizeText } from '../../domain/feedback/sanitize.ts';
 import { DONATE_PATH } from '../../domain/payments/terms.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Input = strictObject({
   amount_usd: Type.Number({
@@ -90,9 +90,12 @@ export const donateWithX402 = defineOperation<typeof Input.static, typeof Output
       },
     },
     { status: 403, description: 'A sandbox token (payments are never simulated)' },
-    { status: 404, description: 'Payments are not configured (X402_PAY_TO unset): payments_not_configured' },
-    { status: 409, description: 'This payment was already used (payment_already_used)' },
-    { status: 502, description: 'The facilitator answered with an error; nothing recorded' },
+    refusedWith(
+      ['payments_not_configured'],
+      'Payments are not configured (X402_PAY_TO unset): payments_not_configured',
+    ),
+    refusedWith(['payment_already_used'], 'This payment was already used (payment_already_used)'),
+    refusedWith(['facilitator_error'], 'The facilitator answered with an error; nothing recorded'),
     {
       status: 503,
       description: 'The facilitator is away or slow; nothing recorded',

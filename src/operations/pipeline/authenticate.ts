@@ -1,4 +1,4 @@
-import { ApiError, errors } from '../../core/errors.ts';
+import { type ApiError, apiError } from '../../core/errors.ts';
 import { ANONYMOUS, type Principal } from '../../domain/auth/principal.ts';
 import { sessionDigest, verifySessionDigest } from '../../domain/auth/sessions.ts';
 import {
@@ -63,10 +63,7 @@ function bearerDigest(authorization: string, connection: object | undefined): st
   if (!match || match[1] === '')
     return {
       principal: ANONYMOUS,
-      problem: errors.unauthorized(
-        'invalid_authorization',
-        'Send the token as "Authorization: Bearer agt_…".',
-      ),
+      problem: apiError('invalid_authorization'),
     };
   const digest = presentedTokenDigest(match[1]);
   if (digest === undefined) return refusedBearer('malformed');
@@ -99,20 +96,23 @@ function refusedBearer(
   reason: Extract<TokenLookup, { ok: false }>['reason'],
   revoked?: Authentication['revoked'],
 ): Authentication {
-  const message = {
-    malformed: 'The bearer is not an agent token (agt_ followed by 43 base64url characters).',
-    unknown: 'The bearer token is not recognized.',
-    revoked: 'The bearer token has been revoked.',
-  }[reason];
-  const code = reason === 'revoked' ? 'token_revoked' : 'invalid_token';
-  return { principal: ANONYMOUS, problem: errors.unauthorized(code, message), revoked };
+  const problem =
+    reason === 'revoked'
+      ? apiError('token_revoked')
+      : apiError('invalid_token', {
+          message:
+            reason === 'malformed'
+              ? 'The bearer is not an agent token (agt_ followed by 43 base64url characters).'
+              : 'The bearer token is not recognized.',
+        });
+  return { principal: ANONYMOUS, problem, revoked };
 }
 
 function sessionOf(session: Awaited<ReturnType<typeof verifySessionDigest>>): Authentication {
   if (session) return { principal: { kind: 'session', ...session } };
   return {
     principal: ANONYMOUS,
-    problem: errors.unauthorized('session_expired', 'The browser session has expired; sign in again.'),
+    problem: apiError('session_expired'),
   };
 }
 
@@ -132,7 +132,5 @@ export function refuseCrossSiteSession(deps: Deps, op: Operation, request: CallR
 }
 
 function crossSiteRequest(reason: string): ApiError {
-  return new ApiError(403, 'cross_site_request', 'forbidden', {
-    message: `Refused: this operation is authenticated by the browser session cookie, and the request may come from another site. ${reason} Call it from this service's own pages, or with an agent token.`,
-  });
+  return apiError('cross_site_request', { reason });
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../../core/errors.ts';
+import { type ApiError, apiError } from '../../core/errors.ts';
 import {
   counterKey,
   outcomeFor,
@@ -109,7 +109,7 @@ async function chargeRest(
 }
 
 export function rateLimitedError(outcome: PolicyOutcome, message?: string): ApiError {
-  return new ApiError(429, 'rate_limited', 'rate_limit', {
+  return apiError('rate_limited', {
     message:
       message ??
       `Rate limit "${outcome.policy.name}" (${outcome.policy.limit} per ${

@@ -1,5 +1,5 @@
 import { MS } from '../../clock.ts';
-import { ApiError, isTransientFailure } from '../../core/errors.ts';
+import { apiError, isTransientFailure } from '../../core/errors.ts';
 import { idempotencyConflicts, idempotencyReplays } from '../../core/metrics.ts';
 import { sha256 } from '../../secrets.ts';
 import type { Executor } from '../../storage/schema.ts';
@@ -15,9 +15,7 @@ export function parseIdempotencyKey(raw: string | undefined): string | undefined
   let key = raw.trim();
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1);
   if (!KEY_SHAPE.test(key)) {
-    throw new ApiError(400, 'invalid_idempotency_key', 'validation', {
-      message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
-    });
+    throw apiError('invalid_idempotency_key');
   }
   return key;
 }
@@ -85,26 +83,17 @@ export async function claimIdempotencyKey(
       continue;
     }
     if (row.fingerprint !== fingerprint) {
-      throw new ApiError(422, 'idempotency_key_reused', 'idempotency_conflict', {
-        message: 'This Idempotency-Key was already used with a different request body.',
-      });
+      throw apiError('idempotency_key_reused');
     }
     // Applied: the first request's transaction committed and its answer is being recorded now, or
     // never was (the process stopped in between; after ABANDONED_AFTER_MS that is what it means).
     if (row.state === 'in_flight' || (row.state === 'applied' && !abandoned)) {
       idempotencyConflicts.inc();
-      throw new ApiError(409, 'idempotency_in_flight', 'idempotency_in_flight', {
-        message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
-        retryAfterSeconds: 1,
-      });
+      throw apiError('idempotency_in_flight', {});
     }
     if (row.state === 'applied') {
       idempotencyConflicts.inc();
-      throw new ApiError(409, 'idempotency_answer_lost', 'idempotency_conflict', {
-        message:
-          'The first request with this Idempotency-Key was applied, but its answer was not recorded (the ' +
-          'service stopped in between). It is not applied again; read the resource to see the result.',
-      });
+      throw apiError('idempotency_answer_lost');
     }
     idempotencyReplays.inc();
     return {
@@ -117,10 +106,7 @@ export async function claimIdempotencyKey(
     };
   }
   idempotencyConflicts.inc();
-  throw new ApiError(409, 'idempotency_in_flight', 'idempotency_in_flight', {
-    message: 'The Idempotency-Key is contended; retry shortly.',
-    retryAfterSeconds: 1,
-  });
+  throw apiError('idempotency_in_flight', { contended: true });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import type { Principal } from '../../domain/auth/principal.ts';
 import { transact } from '../../storage/transactions.ts';
 import type { Operation, OperationContext } from '../types.ts';
@@ -17,8 +17,7 @@ export function isSandboxCall(op: Operation, principal: Principal): boolean {
  */
 export async function sandboxReceipt(op: Operation, context: OperationContext<unknown>): Promise<object> {
   if (op.sandbox === 'denied') {
-    throw new ApiError(403, 'sandbox_denied', 'sandbox', {
-      message: 'Sandbox tokens cannot call this operation.',
+    throw apiError('sandbox_denied', {
       extra: { tier: (context.principal as Extract<Principal, { kind: 'bearer' }>).member.tier },
     });
   }

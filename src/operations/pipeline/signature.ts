@@ -1,7 +1,7 @@
 import { hash, verify } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isInnerList } from 'structured-headers';
-import { ApiError } from '../../core/errors.ts';
+import { type ApiError, apiError } from '../../core/errors.ts';
 import { ANONYMOUS, type TokenRef } from '../../domain/auth/principal.ts';
 import { nonceStore } from '../../storage/signature-nonces.ts';
 import type { Deps } from '../services.ts';
@@ -74,16 +74,15 @@ function refused(problem: ApiError): Authentication {
   return { principal: ANONYMOUS, problem };
 }
 
-const HINT =
-  'Sign the request with the key bound to this token (RFC 9421: label sig1, alg "ed25519", the key id as keyid; see docs/signed-requests.md).';
-
 /** 401 in the spec's words: `signature verification failed: <reason>`. */
-export function refusal(reason: string, options: { message?: string; extra?: Record<string, unknown> } = {}) {
-  return new ApiError(401, `signature verification failed: ${reason}`, 'signature', {
-    authGate: true,
-    message: options.message ?? HINT,
-    extra: options.extra,
-  });
+export function refusal(
+  reason: string,
+  options: {
+    message?: string;
+    extra?: { expected_authority: string; received_authority: string | null };
+  } = {},
+) {
+  return apiError('signature_verification_failed', { reason, hint: options.message, extra: options.extra });
 }
 
 /** A signature that does not verify, naming the authority it was judged against and the one received. */

@@ -9,7 +9,7 @@ import { retrieve } from '../../domain/research/search.ts';
 import { synthesize } from '../../domain/research/synthesis.ts';
 import { strictObject } from '../schemas.ts';
 import type { Deps } from '../services.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const DEFAULT_K = 10;
 
@@ -132,9 +132,9 @@ export const researchAsk = defineOperation<AskInput, typeof Output.static>({
     { status: 403, description: 'Token lacks research:query, or the tier no longer grants it' },
     { status: 413, description: 'Body larger than 8 KB' },
     { status: 429, description: 'More than 60 queries by this member in the hour' },
-    { status: 502, description: 'The language model provider failed (synthesis only)' },
-    { status: 503, description: 'The language model provider is overloaded (synthesis only)' },
-    { status: 504, description: 'The language model provider timed out (synthesis only)' },
+    refusedWith(['upstream_error'], 'The language model provider failed (synthesis only)'),
+    refusedWith(['upstream_overloaded'], 'The language model provider is overloaded (synthesis only)'),
+    refusedWith(['upstream_timeout'], 'The language model provider timed out (synthesis only)'),
   ],
   async handler({ input, deps, principal }) {
     const via = viaOf(principal);

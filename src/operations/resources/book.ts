@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../core/errors.ts';
+import { apiError } from '../../core/errors.ts';
 import {
   bookingQuota,
   checkBookingWindow,
@@ -8,7 +8,7 @@ import {
 } from '../../domain/resources/bookings.ts';
 import { QueuedWriteSchema, queuedWriteResult } from '../queued-write.ts';
 import { strictObject } from '../schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation, refusedWith } from '../types.ts';
 
 const Input = strictObject({
   resource_id: Type.String({ minLength: 1, maxLength: 100 }),
@@ -54,16 +54,13 @@ export const bookResource = defineOperation<typeof Input.static, typeof QueuedWr
     },
     { status: 401, description: 'Missing or invalid credential' },
     { status: 403, description: 'Token lacks resources:book, or the tier no longer grants it' },
-    { status: 404, description: 'Unknown or unbookable resource' },
+    refusedWith(['unknown_resource'], 'Unknown or unbookable resource'),
     { status: 413, description: 'Body larger than 8 KB' },
     { status: 429, description: 'Daily limit reached' },
   ],
   async handler({ input, principal, deps, now }) {
     if (principal.kind === 'bearer' && input.email === undefined)
-      throw new ApiError(400, 'email_required', 'validation', {
-        message: 'Agent callers must include email: where the confirmation goes.',
-        extra: { field: 'email' },
-      });
+      throw apiError('email_required', { extra: { field: 'email' } });
     const start = Date.parse(input.start_iso);
     const end = Date.parse(input.end_iso);
     checkBookingWindow(start, end, now);
