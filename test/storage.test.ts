@@ -28,8 +28,8 @@ import {
 import { sha256 } from '../src/secrets.ts';
 import { counters } from '../src/storage/counters.ts';
 import { type Database, openDatabase } from '../src/storage/database.ts';
+import { WriteBatcher } from '../src/storage/engine/write-batcher.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
-import { WriteBatcher } from '../src/storage/write-batcher.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 
 // The repository contract: the same calls give the same results on both engines.

@@ -1,5 +1,5 @@
 import { pooledRandomHex } from '../../secrets.ts';
-import { arg, numberArg, prepare } from '../../storage/prepared.ts';
+import { arg, numberArg, prepare } from '../../storage/engine/prepared.ts';
 import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 
@@ -32,7 +32,7 @@ export function newActivityId(at: number): string {
   return activityId(at);
 }
 
-// Written by every agent call: compiled once (src/storage/prepared.ts), not built at each call, and
+// Written by every agent call: compiled once (src/storage/engine/prepared.ts), not built at each call, and
 // deferred: nothing waits for its answer, so on PostgreSQL it travels with the COMMIT.
 const insertRow = prepare(
   (db) =>
@@ -94,7 +94,7 @@ export interface ActivityView {
   outcome: string;
 }
 
-// Read on every activity call of every surface: compiled once (src/storage/prepared.ts).
+// Read on every activity call of every surface: compiled once (src/storage/engine/prepared.ts).
 const recentRows = prepare((db) =>
   db
     .selectFrom('activity')

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { arg, numberArg, prepare } from '../../storage/prepared.ts';
+import { arg, numberArg, prepare } from '../../storage/engine/prepared.ts';
 import type { Executor } from '../../storage/schema.ts';
 
 /** AgentEventType (reference §4). Clients must tolerate types added later. */
@@ -52,7 +52,7 @@ export interface LoggedEvent extends Required<NewEvent> {
 }
 
 // Nothing reads its answer (the id comes from the head row), so it is deferred: on PostgreSQL it
-// travels with the transaction's next statement (src/storage/statement-groups.ts).
+// travels with the transaction's next statement (src/storage/engine/statement-groups.ts).
 const insertEvent = prepare(
   (db) =>
     db.insertInto('event_log').values({

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { engineOf } from './0004-member-operations.ts';
 
-/** The channel every PostgreSQL instance listens on to empty its lookup cache (storage/auth-listener.ts). */
+/** The channel every PostgreSQL instance listens on to empty its lookup cache (storage/engine/auth-listener.ts). */
 export const AUTH_CHANGES_CHANNEL = 'agent_commons_auth';
 
 /**
