@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { transact, type WritePort } from '../../storage/transactions.ts';
+import { vcsLinks } from '../../storage/vcs-links.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
 import { CodeHost, CodeHostError, type HostFailure } from './code-host.ts';
 import { rerankWeek } from './standings.ts';
@@ -31,12 +32,7 @@ export async function refreshLeaderboard(
   host: CodeHost = new CodeHost(deps.config.codeHost),
 ): Promise<RefreshReport> {
   const week = isoWeekOf(deps.clock.now());
-  const participants = await deps.db
-    .selectFrom('vcs_links')
-    .select(['member_id', 'username'])
-    .where('opted_in', '=', 1)
-    .orderBy('member_id')
-    .execute();
+  const participants = await vcsLinks.optedIn(deps.db);
   const counts = new Map<string, number>();
   let stop: CodeHostError | undefined;
   for (const participant of participants) {
@@ -52,11 +48,7 @@ export async function refreshLeaderboard(
   const failed = participants.length - counts.size;
   await transact(deps, async (trx) => {
     // Whoever opted out while the host was being asked stays off the board.
-    const stillIn = new Set(
-      (await trx.selectFrom('vcs_links').select('member_id').where('opted_in', '=', 1).execute()).map(
-        (row) => row.member_id,
-      ),
-    );
+    const stillIn = new Set((await vcsLinks.optedIn(trx)).map((row) => row.member_id));
     for (const [memberId, commits] of counts) {
       if (!stillIn.has(memberId)) continue;
       await trx
