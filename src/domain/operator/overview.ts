@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { MS } from '../../clock.ts';
 import { activity } from '../../storage/activity.ts';
+import { type QueueName, backlogs as queueBacklogs } from '../../storage/backlogs.ts';
 import type { Clocked, Store } from '../ports.ts';
 
 /**
@@ -8,52 +9,13 @@ import type { Clocked, Store } from '../ports.ts';
  * day, and the tokens in use. Read straight from the tables; nothing here is kept for it.
  */
 
-export type QueueName = 'tier_requests' | 'highlights' | 'event_requests' | 'feedback' | 'rsvps' | 'bookings';
+export type { QueueName };
 
 export interface Backlog {
   queue: QueueName;
   waiting: number;
   /** When the oldest waiting item arrived (ms), or null when nothing waits. */
   oldestAt: number | null;
-}
-
-function backlogQuery(deps: Store & Clocked, queue: QueueName) {
-  const db = deps.db;
-  const now = deps.clock.now();
-  const count = sql<number>`count(*)`.as('waiting');
-  switch (queue) {
-    case 'tier_requests':
-      return db
-        .selectFrom('tier_requests')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'pending');
-    case 'highlights':
-      return db
-        .selectFrom('highlights')
-        .select([count, sql<number | null>`min(submitted_at)`.as('oldest')])
-        .where('status', '=', 'pending')
-        .where('expires_at', '>', now);
-    case 'event_requests':
-      return db
-        .selectFrom('event_requests')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'pending');
-    case 'feedback':
-      return db
-        .selectFrom('feedback')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'open');
-    case 'rsvps':
-      return db
-        .selectFrom('rsvps')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'queued');
-    case 'bookings':
-      return db
-        .selectFrom('bookings')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'queued');
-  }
 }
 
 export const QUEUES: QueueName[] = [
@@ -65,10 +27,10 @@ export const QUEUES: QueueName[] = [
   'bookings',
 ];
 
-/** One queue's backlog (PostgreSQL answers counts as strings: read as numbers). */
+/** One queue's backlog. */
 export async function backlogOf(deps: Store & Clocked, queue: QueueName): Promise<Backlog> {
-  const row = await backlogQuery(deps, queue).executeTakeFirstOrThrow();
-  return { queue, waiting: Number(row.waiting), oldestAt: row.oldest === null ? null : Number(row.oldest) };
+  const { waiting, oldest } = await queueBacklogs.of(deps.db, queue, deps.clock.now());
+  return { queue, waiting, oldestAt: oldest };
 }
 
 export function backlogs(deps: Store & Clocked): Promise<Backlog[]> {
