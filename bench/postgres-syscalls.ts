@@ -1,7 +1,7 @@
 // System calls one instance makes per highlight write on PostgreSQL, counted by strace while the
 // writes run (attached after the start, detached before the stop, so loading the code is not
 // counted). Unlike req/s, the count does not move with what else the machine is doing: it is the
-// figure for a change to how statements reach PostgreSQL (src/storage/statement-groups.ts), on a
+// figure for a change to how statements reach PostgreSQL (src/storage/engine/statement-groups.ts), on a
 // machine too noisy to show one in throughput. Needs strace (Debian: strace).
 // Usage: node bench/postgres-syscalls.ts  (BENCH_POSTGRES_URL; BENCH_WRITES, default 3000;
 // BENCH_CONNECTIONS, default 10)

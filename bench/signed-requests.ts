@@ -7,7 +7,7 @@ import type autocannon from 'autocannon';
 import { systemClock } from '../src/clock.ts';
 import { bindSigningKey, setSigningEnforcement } from '../src/domain/auth/signing-keys.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import { WriteBatcher } from '../src/storage/write-batcher.ts';
+import { WriteBatcher } from '../src/storage/engine/write-batcher.ts';
 import {
   interleavedRounds,
   mintBenchToken,

@@ -6,6 +6,7 @@ import { createMailer } from './domain/auth/sign-in-mail.ts';
 import { openCorpusIndex } from './domain/research/corpus-index.ts';
 import type { Deps } from './operations/services.ts';
 import { openDatabase } from './storage/database.ts';
+import { WriteBatcher } from './storage/engine/write-batcher.ts';
 import { migrateToLatest } from './storage/migrations.ts';
 import {
   DatabaseWindowCounters,
@@ -13,7 +14,6 @@ import {
   MemoryWindowCounters,
   type WindowCounterStore,
 } from './storage/window-counters.ts';
-import { WriteBatcher } from './storage/write-batcher.ts';
 
 /** Until the domain takes narrow ports only, its files still name the type through here. */
 export type { Deps } from './operations/services.ts';

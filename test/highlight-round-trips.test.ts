@@ -1,6 +1,6 @@
 // PostgreSQL: the usual highlight submission (a new id, quota left) is one round trip for its whole
 // transaction: BEGIN, the story with the quota it spends, the call's commit hook and COMMIT
-// (src/domain/highlights/highlights.ts, src/storage/statement-groups.ts). A taken id or a spent quota
+// (src/domain/highlights/highlights.ts, src/storage/engine/statement-groups.ts). A taken id or a spent quota
 // makes that statement refuse; nothing of it is kept and the submission is written the general way.
 // Round trips are the server's ReadyForQuery messages on the pool's connections; every case reads
 // what was stored.
@@ -11,12 +11,12 @@ import pg from 'pg';
 import { ApiError } from '../src/core/errors.ts';
 import { submitHighlight } from '../src/domain/highlights/highlights.ts';
 import { type Database, openDatabase } from '../src/storage/database.ts';
+import { namingPool } from '../src/storage/engine/named-statements.ts';
+import { arg, prepare } from '../src/storage/engine/prepared.ts';
+import { SharedTransactionFailed, WriteBatcher } from '../src/storage/engine/write-batcher.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
-import { namingPool } from '../src/storage/named-statements.ts';
-import { arg, prepare } from '../src/storage/prepared.ts';
 import type { Db, Schema } from '../src/storage/schema.ts';
 import { type CommitHook, transact, withCommitHook } from '../src/storage/transactions.ts';
-import { SharedTransactionFailed, WriteBatcher } from '../src/storage/write-batcher.ts';
 import { engines, freshDatabase, type TestDatabase, testPool } from './support/databases.ts';
 
 const postgres = engines.find((engine) => engine.name === 'postgres')!;

@@ -1,5 +1,5 @@
 // PostgreSQL: the service's parameterized statements are prepared once per connection under a name
-// (src/storage/named-statements.ts), except selections by `*`, which must follow another instance's
+// (src/storage/engine/named-statements.ts), except selections by `*`, which must follow another instance's
 // migration. Checked in PostgreSQL's own view of the connection's prepared statements.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

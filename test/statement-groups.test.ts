@@ -1,4 +1,4 @@
-// PostgreSQL: a transaction's statements travel in groups (src/storage/statement-groups.ts). BEGIN goes
+// PostgreSQL: a transaction's statements travel in groups (src/storage/engine/statement-groups.ts). BEGIN goes
 // with the first statement and a deferred write with the statement after it, so a transaction of
 // one statement and one deferred write costs two round trips, still all or nothing. Round trips are
 // counted as the server's ReadyForQuery messages on the pooled connection; every case also reads
@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { namingPool } from '../src/storage/named-statements.ts';
-import { arg, prepareAnsweredLater } from '../src/storage/prepared.ts';
+import { namingPool } from '../src/storage/engine/named-statements.ts';
+import { arg, prepareAnsweredLater, runDeferred } from '../src/storage/engine/prepared.ts';
 import type { Db } from '../src/storage/schema.ts';
-import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
 import { engines, freshDatabase, type TestDatabase, testPool } from './support/databases.ts';
 
 const postgres = engines.find((engine) => engine.name === 'postgres')!;
@@ -27,7 +26,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
   const connectionsOpened: number[] = [];
 
   const deferredInsert = (id: number, note: string) =>
-    sql`${sql.raw(DEFERRED_WRITE)}insert into items (id, note) values (${id}, ${note})`;
+    sql`insert into items (id, note) values (${id}, ${note})`;
   /** Answers its row with a computed integer column: the rows are parsed as any answer's are. */
   const answeredInsert = prepareAnsweredLater((schemaDb) => ({
     compile: () =>
@@ -81,7 +80,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
           .values({ id: 1, note: 'first' })
           .returning('id')
           .execute();
-        await deferredInsert(2, 'deferred').execute(trx);
+        await runDeferred(trx, deferredInsert(2, 'deferred'));
         return row.id;
       }),
     );
@@ -100,7 +99,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     const run = await counted(() =>
       db.transaction().execute(async (trx) => {
         await trx.insertInto('items').values({ id: 6, note: 'rolled back' }).execute();
-        await deferredInsert(5, 'duplicate').execute(trx);
+        await runDeferred(trx, deferredInsert(5, 'duplicate'));
       }),
     );
     assert.equal((run.error as { code?: string }).code, '23505', String(run.error));
@@ -109,7 +108,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     // Its named statements (the deferred insert's among them) still run on it.
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('items').values({ id: 7, note: 'after' }).execute();
-      await deferredInsert(8, 'deferred after').execute(trx);
+      await runDeferred(trx, deferredInsert(8, 'deferred after'));
     });
     assert.deepEqual(await stored(), [
       [5, 'there before'],
@@ -123,9 +122,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     // table is not there yet): pg alone would note the failing statement as parsed when the
     // deferred write's Parse completes, and its next use would bind a statement the server never had.
     const note = (trx: Kysely<Tables>) =>
-      sql`${sql.raw(DEFERRED_WRITE)}insert into items (note, id) values (${'first parse here'}, ${20})`.execute(
-        trx,
-      );
+      runDeferred(trx, sql`insert into items (note, id) values (${'first parse here'}, ${20})`);
     const read = (trx: Kysely<Tables>) =>
       sql<{ note: string }>`select note from parsed_later where id = ${1}`.execute(trx);
     const opened = connectionsOpened.length;
@@ -157,7 +154,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
           .insertInto('items')
           .values({ id, note: `unit ${id}` })
           .execute();
-        await deferredInsert(deferredId, `deferred of ${id}`).execute(trx);
+        await runDeferred(trx, deferredInsert(deferredId, `deferred of ${id}`));
         await sql`release write_unit`.execute(trx);
         return 'kept';
       } catch (error) {
@@ -228,7 +225,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     assert.equal(empty.trips, 0);
     const thrown = await counted(() =>
       db.transaction().execute(async (trx) => {
-        await deferredInsert(10, 'never sent').execute(trx);
+        await runDeferred(trx, deferredInsert(10, 'never sent'));
         throw new Error('changed my mind');
       }),
     );
@@ -237,7 +234,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     const rolledBack = await counted(() =>
       db.transaction().execute(async (trx) => {
         await trx.insertInto('items').values({ id: 11, note: 'rolled back' }).execute();
-        await deferredInsert(12, 'dropped').execute(trx);
+        await runDeferred(trx, deferredInsert(12, 'dropped'));
         throw new Error('changed my mind later');
       }),
     );
@@ -273,7 +270,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     const run = await counted(() =>
       db.transaction().execute(async (trx) => {
         answers = [await answered(trx, 40, 'answered'), undefined as never];
-        await deferredInsert(41, 'deferred').execute(trx);
+        await runDeferred(trx, deferredInsert(41, 'deferred'));
         answers[1] = await answered(trx, 42, 'answered too');
       }),
     );
@@ -295,7 +292,7 @@ describe('statement groups (postgres)', { skip: postgres.skip }, () => {
     const run = await counted(() =>
       db.transaction().execute(async (trx) => {
         answer = await answered(trx, 50, 'duplicate');
-        await deferredInsert(51, 'rolled back').execute(trx);
+        await runDeferred(trx, deferredInsert(51, 'rolled back'));
       }),
     );
     assert.equal((run.error as { code?: string }).code, '23505', String(run.error));

@@ -1,5 +1,5 @@
 // PostgreSQL instances keep valid token, session and tier-status lookups in memory too, emptied by
-// the notification the tables' triggers send on every commit (src/storage/auth-listener.ts). Two
+// the notification the tables' triggers send on every commit (src/storage/engine/auth-listener.ts). Two
 // instances on one database: a change made through one, or by SQL from outside, is refused by the
 // other within the notification's delivery; while the listener is down nothing is served from memory.
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { sha256 } from '../src/secrets.ts';
-import { AUTH_LISTENER_NAME } from '../src/storage/auth-listener.ts';
+import { AUTH_LISTENER_NAME } from '../src/storage/engine/auth-listener.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines, postgresUrl } from './support/databases.ts';
 import { waitUntil } from './support/wait.ts';

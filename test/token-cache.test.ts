@@ -6,7 +6,7 @@ import { getMyTier } from '../src/operations/membership/tier.ts';
 import { runOperationNow } from '../src/operations/pipeline/run.ts';
 import { sha256 } from '../src/secrets.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import { EXTERNAL_CHECK_MS, InvalidatingCache } from '../src/storage/invalidating-cache.ts';
+import { EXTERNAL_CHECK_MS, InvalidatingCache } from '../src/storage/engine/invalidating-cache.ts';
 import { callRequestFrom } from '../src/surfaces/rest.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 
@@ -191,7 +191,7 @@ describe('token lookup cache (sqlite)', () => {
   });
 });
 
-// The PostgreSQL instances' cache is suspended while its change listener is down (src/storage/auth-listener.ts).
+// The PostgreSQL instances' cache is suspended while its change listener is down (src/storage/engine/auth-listener.ts).
 describe('lookup cache suspension', () => {
   test('while suspended nothing is answered or kept; a lookup begun before a suspension is not kept after it', () => {
     const cache = new InvalidatingCache<string>(() => 0);

@@ -7,11 +7,10 @@ import { sql } from 'kysely';
 import { toApiError } from '../src/core/errors.ts';
 import { counters } from '../src/storage/counters.ts';
 import { type Database, openDatabase } from '../src/storage/database.ts';
+import { numberArg, prepare, runDeferred } from '../src/storage/engine/prepared.ts';
+import { WriteBatcher } from '../src/storage/engine/write-batcher.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
-import { numberArg, prepare } from '../src/storage/prepared.ts';
-import { DEFERRED_WRITE } from '../src/storage/statement-groups.ts';
 import { type CommitHook, inLane, transact, withCommitHook } from '../src/storage/transactions.ts';
-import { WriteBatcher } from '../src/storage/write-batcher.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 
 for (const engine of engines) {
@@ -112,8 +111,9 @@ for (const engine of engines) {
         run: async (trx) => {
           runs++;
           const key = runs === 1 ? 'hook-taken' : 'hook-second';
-          await sql`${sql.raw(DEFERRED_WRITE)}insert into counters (key, count, expires_at) values (${key}, 1, ${Date.now() + 60_000})`.execute(
+          await runDeferred(
             trx,
+            sql`insert into counters (key, count, expires_at) values (${key}, 1, ${Date.now() + 60_000})`,
           );
         },
         rolledBack: () => {
@@ -161,8 +161,9 @@ for (const engine of engines) {
               if (i % 4 === 1) await insert('taken')(trx);
               // On PostgreSQL the deferred write travels with the unit's RELEASE; its failure is the unit's.
               const key = i % 4 === 2 ? 'taken' : `batched-deferred-${i}`;
-              await sql`${sql.raw(DEFERRED_WRITE)}insert into counters (key, count, expires_at) values (${key}, ${1}, ${Date.now() + 60_000})`.execute(
+              await runDeferred(
                 trx,
+                sql`insert into counters (key, count, expires_at) values (${key}, ${1}, ${Date.now() + 60_000})`,
               );
               return i;
             }),
@@ -183,7 +184,7 @@ for (const engine of engines) {
 
     test('prepared statements run in their unit’s transaction: read its own rows, roll back with it alone', async () => {
       // On the embedded engine a prepared statement inside a transaction runs on the connection at once
-      // (src/storage/prepared.ts); it must still be part of that transaction and of its unit's savepoint.
+      // (src/storage/engine/prepared.ts); it must still be part of that transaction and of its unit's savepoint.
       const batching = { writes: new WriteBatcher(database, { unbatchedPerLane: 0 }) };
       const expires = Date.now() + 60_000;
       const seen: number[] = [];

@@ -1,3 +1,4 @@
+import { LockWaitTimedOut } from '../storage/engine/write-batcher.ts';
 import {
   CONNECTION_EXCEPTION_CLASS,
   CONTENTION_SQLSTATES,
@@ -7,7 +8,6 @@ import {
   UNAVAILABLE_SQLSTATES,
   UNSTORABLE_TEXT_SQLSTATES,
 } from '../storage/sqlstates.ts';
-import { LockWaitTimedOut } from '../storage/write-batcher.ts';
 import { ApiError } from './api-error.ts';
 import { apiError } from './error-catalogue.ts';
 

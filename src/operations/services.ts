@@ -4,9 +4,9 @@ import type { TierLadder } from '../domain/access/tiers.ts';
 import type { Mailer } from '../domain/auth/sign-in-mail.ts';
 import type { CorpusIndex } from '../domain/research/corpus-index.ts';
 import type { Database } from '../storage/database.ts';
+import type { WriteBatcher } from '../storage/engine/write-batcher.ts';
 import type { Db } from '../storage/schema.ts';
 import type { WindowCounterStore } from '../storage/window-counters.ts';
-import type { WriteBatcher } from '../storage/write-batcher.ts';
 
 /** Everything the service needs from the outside world, built once by the composition root (src/deps.ts). */
 export interface Deps {
@@ -15,7 +15,7 @@ export interface Deps {
   db: Db;
   clock: Clock;
   tiers: TierLadder;
-  /** Write transactions for hot writes: group commit on the embedded engine (storage/write-batcher.ts). */
+  /** Write transactions for hot writes: group commit on the embedded engine (storage/engine/write-batcher.ts). */
   writes: WriteBatcher;
   /** Counters of windows of a minute or less (see storage/window-counters.ts for the choice). */
   windowCounters: WindowCounterStore;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { arg, numberArg, onPostgres, prepare } from './prepared.ts';
+import { arg, numberArg, onPostgres, prepare } from './engine/prepared.ts';
 import type { Db, Executor } from './schema.ts';
 
 const hitCounter = prepare((db) =>

@@ -3,14 +3,14 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
-import { AUTH_LISTENER_NAME, type AuthListener, listenForAuthChanges } from './auth-listener.ts';
-import { InvalidatingCache } from './invalidating-cache.ts';
-import { namingPool } from './named-statements.ts';
-import { type DirectRunner, refuseToPrepare, registerDirectRunner } from './prepared.ts';
+import { AUTH_LISTENER_NAME, type AuthListener, listenForAuthChanges } from './engine/auth-listener.ts';
+import { InvalidatingCache } from './engine/invalidating-cache.ts';
+import { namingPool } from './engine/named-statements.ts';
+import { type DirectRunner, refuseToPrepare, registerDirectRunner } from './engine/prepared.ts';
+import { WriteWatchPlugin } from './engine/write-watch.ts';
 import type { Db } from './schema.ts';
 import { StorageCondition } from './storage-condition.ts';
 import type { CounterStoreLog } from './window-counters.ts';
-import { WriteWatchPlugin } from './write-watch.ts';
 
 export type Engine = 'sqlite' | 'postgres';
 

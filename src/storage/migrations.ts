@@ -1,190 +1,49 @@
 import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
-import { eventLogAndTierRequests } from './migration-0002.ts';
-import { signInLinks } from './migration-0003.ts';
-import { memberOperations } from './migration-0004.ts';
-import { oidcLogins } from './migration-0005-oidc.ts';
-import { leaderboard } from './migration-0006-leaderboard.ts';
-import { research } from './migration-0007-research.ts';
-import { content } from './migration-0008-content.ts';
-import { signingKeys } from './migration-0009-signing-keys.ts';
-import { oauth } from './migration-0011-oauth.ts';
-import { a2aTasks } from './migration-0012-a2a-tasks.ts';
-import { payments } from './migration-0013-payments.ts';
-import { authNotify } from './migration-0014-auth-notify.ts';
-import { refusals } from './migration-0015-refusals.ts';
-import { privacy } from './migration-0016-privacy.ts';
+import { initial } from './migrations/0001-initial.ts';
+import { eventLogAndTierRequests } from './migrations/0002-event-log-and-tier-requests.ts';
+import { signInLinks } from './migrations/0003-sign-in-links.ts';
+import { memberOperations } from './migrations/0004-member-operations.ts';
+import { oidcLogins } from './migrations/0005-oidc-logins.ts';
+import { leaderboard } from './migrations/0006-leaderboard.ts';
+import { research } from './migrations/0007-research.ts';
+import { content } from './migrations/0008-content.ts';
+import { signingKeys } from './migrations/0009-signing-keys.ts';
+import { oauth } from './migrations/0010-oauth.ts';
+import { a2aTasks } from './migrations/0011-a2a-tasks.ts';
+import { payments } from './migrations/0012-payments.ts';
+import { authNotify } from './migrations/0013-auth-notify.ts';
+import { refusals } from './migrations/0014-refusals.ts';
+import { privacy } from './migrations/0015-privacy.ts';
 
-const initial: Migration = {
-  async up(db: Kysely<any>) {
-    await db.schema
-      .createTable('settings')
-      .addColumn('key', 'text', (c) => c.primaryKey())
-      .addColumn('value', 'text', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('members')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('email', 'text', (c) => c.notNull().unique())
-      .addColumn('name', 'text', (c) => c.notNull())
-      .addColumn('handle', 'text', (c) => c.notNull().unique())
-      .addColumn('tier', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('updated_at', 'bigint', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('tokens')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('member_id', 'text', (c) => c.notNull().references('members.id'))
-      .addColumn('hash', 'text', (c) => c.notNull().unique())
-      .addColumn('prefix', 'text', (c) => c.notNull())
-      .addColumn('name', 'text', (c) => c.notNull())
-      .addColumn('scopes', 'text', (c) => c.notNull())
-      .addColumn('sandbox', 'integer', (c) => c.notNull())
-      .addColumn('source', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('last_used_at', 'bigint')
-      .addColumn('revoked_at', 'bigint')
-      .execute();
-    await db.schema.createIndex('tokens_member').on('tokens').column('member_id').execute();
-    await db.schema
-      .createTable('sessions')
-      .addColumn('id_hash', 'text', (c) => c.primaryKey())
-      .addColumn('member_id', 'text', (c) => c.notNull().references('members.id'))
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('expires_at', 'bigint', (c) => c.notNull())
-      .addColumn('revoked_at', 'bigint')
-      .execute();
-    await db.schema
-      .createTable('device_grants')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('device_code_hash', 'text', (c) => c.notNull().unique())
-      .addColumn('user_code_hash', 'text', (c) => c.notNull().unique())
-      .addColumn('scopes', 'text', (c) => c.notNull())
-      .addColumn('client_name', 'text')
-      .addColumn('sandbox', 'integer', (c) => c.notNull())
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('expires_at', 'bigint', (c) => c.notNull())
-      .addColumn('interval_s', 'integer', (c) => c.notNull())
-      .addColumn('last_poll_at', 'bigint')
-      .addColumn('member_id', 'text')
-      .addColumn('granted_scopes', 'text')
-      .addColumn('denied_scopes', 'text')
-      .addColumn('decided_at', 'bigint')
-      .addColumn('reason', 'text')
-      .addColumn('token_id', 'text')
-      .addColumn('ip', 'text')
-      .addColumn('user_agent', 'text')
-      .execute();
-    await db.schema
-      .createTable('counters')
-      .addColumn('key', 'text', (c) => c.primaryKey())
-      .addColumn('count', 'integer', (c) => c.notNull())
-      .addColumn('expires_at', 'bigint', (c) => c.notNull())
-      .execute();
-    await db.schema.createIndex('counters_expiry').on('counters').column('expires_at').execute();
-    await db.schema
-      .createTable('idempotency')
-      .addColumn('key_hash', 'text', (c) => c.primaryKey())
-      .addColumn('fingerprint', 'text', (c) => c.notNull())
-      .addColumn('state', 'text', (c) => c.notNull())
-      .addColumn('status', 'integer')
-      .addColumn('headers', 'text')
-      .addColumn('body', 'text')
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('expires_at', 'bigint', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('highlights')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('member_id', 'text', (c) => c.notNull().references('members.id'))
-      .addColumn('token_id', 'text', (c) => c.notNull())
-      .addColumn('story', 'text', (c) => c.notNull())
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('submitted_at', 'bigint', (c) => c.notNull())
-      .addColumn('updated_at', 'bigint', (c) => c.notNull())
-      .addColumn('expires_at', 'bigint', (c) => c.notNull())
-      .addColumn('decided_at', 'bigint')
-      .addColumn('decided_by', 'text')
-      .execute();
-    await db.schema
-      .createIndex('highlights_member_status')
-      .on('highlights')
-      .columns(['member_id', 'status'])
-      .execute();
-    await db.schema
-      .createTable('feedback')
-      .addColumn('ticket_id', 'text', (c) => c.primaryKey())
-      .addColumn('member_id', 'text')
-      .addColumn('token_id', 'text')
-      .addColumn('category', 'text', (c) => c.notNull())
-      .addColumn('category_text', 'text')
-      .addColumn('priority', 'text', (c) => c.notNull())
-      .addColumn('message', 'text', (c) => c.notNull())
-      .addColumn('url', 'text')
-      .addColumn('expected', 'text')
-      .addColumn('got', 'text')
-      .addColumn('agent_id', 'text')
-      .addColumn('contact', 'text')
-      .addColumn('ip_hash', 'text', (c) => c.notNull())
-      .addColumn('warnings', 'text', (c) => c.notNull())
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('events')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('platform_url', 'text', (c) => c.notNull().unique())
-      .addColumn('title', 'text', (c) => c.notNull())
-      .addColumn('start_at', 'bigint', (c) => c.notNull())
-      .addColumn('end_at', 'bigint')
-      .addColumn('location', 'text')
-      .addColumn('cover_url', 'text')
-      .addColumn('description', 'text')
-      .addColumn('updated_at', 'bigint', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('resources')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('kind', 'text', (c) => c.notNull())
-      .addColumn('name', 'text', (c) => c.notNull())
-      .addColumn('capacity', 'integer', (c) => c.notNull())
-      .addColumn('open_hours', 'text', (c) => c.notNull())
-      .addColumn('bookable', 'integer', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('corpus_documents')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('source', 'text', (c) => c.notNull())
-      .addColumn('title', 'text', (c) => c.notNull())
-      .addColumn('authors', 'text', (c) => c.notNull())
-      .addColumn('year', 'integer')
-      .addColumn('url', 'text')
-      .addColumn('body', 'text', (c) => c.notNull())
-      .addColumn('added_at', 'bigint', (c) => c.notNull())
-      .execute();
-  },
-};
+/**
+ * Every migration in the order it runs, keyed by the name Kysely records for it in
+ * `kysely_migration`. The files in src/storage/migrations/ are numbered without gaps; the recorded
+ * names are those existing databases already hold, which skipped 0010: from the file 0010 on, a
+ * name's number is one above its file's. A recorded name never changes (Kysely refuses a database
+ * that recorded a name the code no longer declares) and names sort in the order they run, so a new
+ * migration takes the next file number and the next name number (file 0016, name `0017_...`).
+ * Migrations live in code (not read from disk) so the CLI, the server and tests all see one list.
+ */
+export const MIGRATIONS: readonly (readonly [recordedName: string, migration: Migration])[] = [
+  ['0001_initial', initial],
+  ['0002_event_log_and_tier_requests', eventLogAndTierRequests],
+  ['0003_sign_in_links', signInLinks],
+  ['0004_member_operations', memberOperations],
+  ['0005_oidc_logins', oidcLogins],
+  ['0006_leaderboard', leaderboard],
+  ['0007_research', research],
+  ['0008_content', content],
+  ['0009_signing_keys', signingKeys],
+  ['0011_oauth', oauth],
+  ['0012_a2a_tasks', a2aTasks],
+  ['0013_payments', payments],
+  ['0014_auth_notify', authNotify],
+  ['0015_refusals', refusals],
+  ['0016_privacy', privacy],
+];
 
-/** Migrations live in code (not files on disk) so the CLI, the server and tests all see the same list. */
-const migrations: Record<string, Migration> = {
-  '0001_initial': initial,
-  '0002_event_log_and_tier_requests': eventLogAndTierRequests,
-  '0003_sign_in_links': signInLinks,
-  '0004_member_operations': memberOperations,
-  '0005_oidc_logins': oidcLogins,
-  '0006_leaderboard': leaderboard,
-  '0007_research': research,
-  '0008_content': content,
-  '0009_signing_keys': signingKeys,
-  '0011_oauth': oauth,
-  '0012_a2a_tasks': a2aTasks,
-  '0013_payments': payments,
-  '0014_auth_notify': authNotify,
-  '0015_refusals': refusals,
-  '0016_privacy': privacy,
-};
+const migrations: Record<string, Migration> = Object.fromEntries(MIGRATIONS);
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from './database.ts';
-import { arg, numberArg, prepare, prepareDirect } from './prepared.ts';
+import { arg, numberArg, prepare, prepareDirect } from './engine/prepared.ts';
 import type { Db } from './schema.ts';
 import { transact, type WritePort } from './transactions.ts';
 

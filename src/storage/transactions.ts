@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Transaction } from 'kysely';
+import { SharedTransactionFailed, type WriteBatcher, type WriteUnit } from './engine/write-batcher.ts';
 import type { Schema } from './schema.ts';
-import { SharedTransactionFailed, type WriteBatcher, type WriteUnit } from './write-batcher.ts';
 
 /** What a write needs: the batcher that opens transactions (group commit on the embedded engine). */
 export interface WritePort {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../operations/services.ts';
+import { bookings } from '../storage/bookings.ts';
 import { html } from './html.ts';
 import { sendPage, signedIn } from './respond.ts';
 
@@ -10,22 +11,7 @@ export function registerBookingsPage(app: FastifyInstance, deps: Deps): void {
   app.get('/bookings', async (request, reply) => {
     const session = await signedIn(deps, request);
     if (!session) return reply.redirect('/signin?next=/bookings', 303);
-    const rows = await deps.db
-      .selectFrom('bookings')
-      .innerJoin('resources', 'resources.id', 'bookings.resource_id')
-      .select([
-        'bookings.id',
-        'resources.name',
-        'bookings.start_at',
-        'bookings.end_at',
-        'bookings.status',
-        'bookings.reason',
-        'bookings.purpose',
-      ])
-      .where('bookings.member_id', '=', session.member.id)
-      .orderBy('bookings.start_at', 'desc')
-      .limit(100)
-      .execute();
+    const rows = await bookings.ofMember(deps.db, session.member.id);
     return sendPage(
       reply,
       200,

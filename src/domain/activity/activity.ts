@@ -1,18 +1,10 @@
 import { pooledRandomHex } from '../../secrets.ts';
-import { arg, numberArg, prepare } from '../../storage/prepared.ts';
+import { type ActivityRow, activity, activityIdPrefix } from '../../storage/activity.ts';
 import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 
-export interface ActivityRecord {
-  memberId: string;
-  operation: string;
-  surface: string;
-  tokenPrefix: string;
-  status: number;
-  /** `ok`, or the error code the call ended with. */
-  outcome: string;
-  at: number;
-}
+/** One call's row: `outcome` is `ok`, or the error code the call ended with. */
+export type ActivityRecord = ActivityRow;
 
 /** The last millisecond's id prefix: under load many calls share one (base 36 is slow to print). */
 let lastAt = Number.NaN;
@@ -22,7 +14,7 @@ let lastPrefix = '';
 function activityId(at: number): string {
   if (at !== lastAt) {
     lastAt = at;
-    lastPrefix = at.toString(36).padStart(10, '0');
+    lastPrefix = activityIdPrefix(at);
   }
   return `${lastPrefix}${pooledRandomHex(5)}`;
 }
@@ -32,36 +24,9 @@ export function newActivityId(at: number): string {
   return activityId(at);
 }
 
-// Written by every agent call: compiled once (src/storage/prepared.ts), not built at each call, and
-// deferred: nothing waits for its answer, so on PostgreSQL it travels with the COMMIT.
-const insertRow = prepare(
-  (db) =>
-    db.insertInto('activity').values({
-      id: arg(0),
-      member_id: arg(1),
-      at: numberArg(2),
-      operation: arg(3),
-      surface: arg(4),
-      token_prefix: arg(5),
-      status: numberArg(6),
-      outcome: arg(7),
-    }),
-  { deferred: true },
-);
-
 /** Writes one call's row in the transaction given (the operation's own, so the two commit together). */
-export async function insertActivity(trx: Executor, id: string, record: ActivityRecord): Promise<void> {
-  await insertRow(
-    trx,
-    id,
-    record.memberId,
-    record.at,
-    record.operation,
-    record.surface,
-    record.tokenPrefix,
-    record.status,
-    record.outcome,
-  );
+export function insertActivity(trx: Executor, id: string, record: ActivityRecord): Promise<unknown> {
+  return activity.insert(trx, id, record);
 }
 
 /** Records one call an agent token made, in a write unit of its own (a read, or a call that failed). */
@@ -78,11 +43,7 @@ export async function correctActivity(
   id: string,
   outcome: Pick<ActivityRecord, 'status' | 'outcome'>,
 ): Promise<void> {
-  await db
-    .updateTable('activity')
-    .set({ status: outcome.status, outcome: outcome.outcome })
-    .where('id', '=', id)
-    .execute();
+  await activity.correct(db, id, outcome);
 }
 
 export interface ActivityView {
@@ -94,22 +55,12 @@ export interface ActivityView {
   outcome: string;
 }
 
-// Read on every activity call of every surface: compiled once (src/storage/prepared.ts).
-const recentRows = prepare((db) =>
-  db
-    .selectFrom('activity')
-    .selectAll()
-    .where('member_id', '=', arg(0))
-    .orderBy('id', 'desc')
-    .limit(numberArg(1)),
-);
-
 export async function recentActivity(
   deps: { db: Executor },
   memberId: string,
   limit: number,
 ): Promise<ActivityView[]> {
-  const rows = await recentRows(deps.db, memberId, limit);
+  const rows = await activity.recent(deps.db, memberId, limit);
   return rows.map((row) => ({
     operation: row.operation,
     at: new Date(Number(row.at)).toISOString(),

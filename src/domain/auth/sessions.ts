@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { MS } from '../../clock.ts';
 import { randomId, sha256 } from '../../secrets.ts';
-import { cacheKeys, type InvalidatingCache } from '../../storage/invalidating-cache.ts';
+import { cacheKeys, type InvalidatingCache } from '../../storage/engine/invalidating-cache.ts';
 import type { Executor } from '../../storage/schema.ts';
 import type { MemberRef } from './principal.ts';
 

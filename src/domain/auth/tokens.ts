@@ -1,7 +1,7 @@
 import { MS } from '../../clock.ts';
 import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix } from '../../secrets.ts';
-import type { InvalidatingCache } from '../../storage/invalidating-cache.ts';
-import { arg, prepare } from '../../storage/prepared.ts';
+import type { InvalidatingCache } from '../../storage/engine/invalidating-cache.ts';
+import { arg, prepare } from '../../storage/engine/prepared.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { isScope, type Scope } from '../access/scopes.ts';

@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import { arg, numberArg, prepare } from '../../storage/prepared.ts';
+import { eventLog } from '../../storage/event-log.ts';
 import type { Executor } from '../../storage/schema.ts';
 
 /** AgentEventType (reference §4). Clients must tolerate types added later. */
@@ -51,23 +50,6 @@ export interface LoggedEvent extends Required<NewEvent> {
   at: string;
 }
 
-// Nothing reads its answer (the id comes from the head row), so it is deferred: on PostgreSQL it
-// travels with the transaction's next statement (src/storage/statement-groups.ts).
-const insertEvent = prepare(
-  (db) =>
-    db.insertInto('event_log').values({
-      recipient_id: arg(0),
-      id: numberArg(1),
-      type: arg(2),
-      at: numberArg(3),
-      actor: arg(4),
-      target: arg(5),
-      payload: arg(6),
-      actions: arg(7),
-    }),
-  { deferred: true },
-);
-
 /**
  * Appends one record to a reader's log, inside the caller's transaction. The id comes from the
  * reader's counter row, which the transaction holds until it commits: ids never skip, and a later
@@ -79,24 +61,17 @@ export async function appendEvent(
   event: NewEvent,
   now: number,
 ): Promise<number> {
-  const head = await trx
-    .insertInto('event_log_heads')
-    .values({ recipient_id: recipientId, last_id: 1 })
-    .onConflict((oc) => oc.column('recipient_id').doUpdateSet({ last_id: sql`event_log_heads.last_id + 1` }))
-    .returning('last_id')
-    .executeTakeFirstOrThrow();
-  const id = Number(head.last_id);
-  await insertEvent(
-    trx,
-    recipientId,
+  const id = await eventLog.nextId(trx, recipientId);
+  await eventLog.insert(trx, {
+    recipient_id: recipientId,
     id,
-    event.type,
-    now,
-    JSON.stringify(event.actor),
-    JSON.stringify(event.target),
-    JSON.stringify(event.payload ?? {}),
-    JSON.stringify(event.actions ?? []),
-  );
+    type: event.type,
+    at: now,
+    actor: JSON.stringify(event.actor),
+    target: JSON.stringify(event.target),
+    payload: JSON.stringify(event.payload ?? {}),
+    actions: JSON.stringify(event.actions ?? []),
+  });
   return id;
 }
 
@@ -112,15 +87,7 @@ export async function readEvents(
   recipientId: string,
   query: { since: number; types?: readonly string[]; limit: number },
 ): Promise<Page> {
-  let select = db
-    .selectFrom('event_log')
-    .selectAll()
-    .where('recipient_id', '=', recipientId)
-    .where('id', '>', query.since)
-    .orderBy('id')
-    .limit(query.limit + 1);
-  if (query.types) select = select.where('type', 'in', query.types.length ? [...query.types] : ['']);
-  const rows = await select.execute();
+  const rows = await eventLog.after(db, recipientId, query.since, query.limit + 1, query.types);
   const page = rows.slice(0, query.limit);
   return {
     events: page.map((row) => ({

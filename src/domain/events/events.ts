@@ -1,5 +1,6 @@
 import { MS } from '../../clock.ts';
 import { BriefReuse } from '../../storage/brief-reuse.ts';
+import { events } from '../../storage/events.ts';
 import type { EventsTable, Executor } from '../../storage/schema.ts';
 import type { Clocked, OnDatabase, Store } from '../ports.ts';
 
@@ -7,7 +8,6 @@ import type { Clocked, OnDatabase, Store } from '../ports.ts';
 export const STALE_AFTER_MS = 90 * MS.minute;
 /** How long one instance reuses its upcoming list before reading the table again. */
 const LIST_REUSE_MS = 2 * MS.second;
-export const REFRESHED_AT_KEY = 'events_refreshed_at';
 
 /** Event (spec 2.12) as agents receive it. */
 export interface WireEvent {
@@ -85,21 +85,12 @@ export function forgetUpcoming(deps: OnDatabase & Clocked): void {
   upcomingReads.forget(deps);
 }
 
-export async function cacheRefreshedAt(db: Executor): Promise<number | null> {
-  const row = await db
-    .selectFrom('settings')
-    .select('value')
-    .where('key', '=', REFRESHED_AT_KEY)
-    .executeTakeFirst();
-  return row ? Number(row.value) : null;
+export function cacheRefreshedAt(db: Executor): Promise<number | null> {
+  return events.refreshedAt(db);
 }
 
-export async function markRefreshed(db: Executor, at: number): Promise<void> {
-  await db
-    .insertInto('settings')
-    .values({ key: REFRESHED_AT_KEY, value: String(at) })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(at) }))
-    .execute();
+export function markRefreshed(db: Executor, at: number): Promise<void> {
+  return events.markRefreshed(db, at);
 }
 
 export interface UpcomingList {
@@ -115,14 +106,7 @@ export interface UpcomingList {
 function upcomingSnapshot(deps: Store & OnDatabase & Clocked): UpcomingSnapshot | Promise<UpcomingSnapshot> {
   return upcomingReads.get(deps, 'upcoming', async () => {
     const now = deps.clock.now();
-    const rows = await deps.db
-      .selectFrom('events')
-      .selectAll()
-      .where((eb) => eb(eb.fn.coalesce('end_at', 'start_at'), '>=', now))
-      .orderBy('start_at')
-      .orderBy('id')
-      .limit(500)
-      .execute();
+    const rows = await events.upcoming(deps.db, now, 500);
     return {
       events: rows.map(toWireEvent),
       refreshedAt: await cacheRefreshedAt(deps.db),
@@ -183,6 +167,6 @@ async function storedEvent(deps: Store, canonicalUrl: string): Promise<WireEvent
   return row && toWireEvent(row);
 }
 
-export async function findEventByUrl(db: Executor, canonicalUrl: string): Promise<EventsTable | undefined> {
-  return db.selectFrom('events').selectAll().where('platform_url', '=', canonicalUrl).executeTakeFirst();
+export function findEventByUrl(db: Executor, canonicalUrl: string): Promise<EventsTable | undefined> {
+  return events.byUrl(db, canonicalUrl);
 }

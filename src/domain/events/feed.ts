@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { outboundFetch } from '../../outbound.ts';
 import { sha256 } from '../../secrets.ts';
-import type { Executor } from '../../storage/schema.ts';
+import { events } from '../../storage/events.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Clocked, Configured, OnDatabase, Store } from '../ports.ts';
 import { canonicalEventUrl, forgetUpcoming, markRefreshed } from './events.ts';
@@ -18,16 +18,6 @@ export interface RefreshReport {
   skipped: number;
   /** Events the cache serves now, whatever their source (feed, demo, approved proposals). */
   served: number;
-}
-
-/** Events that have not ended, as the upcoming list counts them. */
-async function countServed(db: Executor, now: number): Promise<number> {
-  const row = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where((eb) => eb(eb.fn.coalesce('end_at', 'start_at'), '>=', now))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 /** Reads the feed: an http(s) URL through fetch, anything else as a local file path. */
@@ -91,13 +81,8 @@ export async function refreshEventsFromFeed(
     if (!held || sooner(event, held, now)) byUrl.set(url, event);
   }
   const report = await transact(deps, async (trx) => {
-    const existing = await trx
-      .selectFrom('events')
-      .select(['platform_url'])
-      .where('source', '=', 'feed')
-      .execute();
-    const gone = existing.map((row) => row.platform_url).filter((url) => !byUrl.has(url));
-    for (const url of gone) await trx.deleteFrom('events').where('platform_url', '=', url).execute();
+    const gone = (await events.urlsOf(trx, 'feed')).filter((url) => !byUrl.has(url));
+    for (const url of gone) await events.removeByUrl(trx, url);
     for (const [url, event] of byUrl) {
       const row = {
         title: event.title.slice(0, 300),
@@ -109,14 +94,16 @@ export async function refreshEventsFromFeed(
         updated_at: now,
         source: 'feed',
       };
-      await trx
-        .insertInto('events')
-        .values({ id: `evt_${sha256(`feed:${url}`).slice(0, 16)}`, platform_url: url, ...row })
-        .onConflict((oc) => oc.column('platform_url').doUpdateSet(row))
-        .execute();
+      await events.upsertByUrl(trx, `evt_${sha256(`feed:${url}`).slice(0, 16)}`, url, row);
     }
     await markRefreshed(trx, now);
-    return { source, stored: byUrl.size, removed: gone.length, skipped, served: await countServed(trx, now) };
+    return {
+      source,
+      stored: byUrl.size,
+      removed: gone.length,
+      skipped,
+      served: await events.countUpcoming(trx, now),
+    };
   });
   forgetUpcoming(deps);
   return report;
@@ -132,7 +119,13 @@ export async function refreshEvents(
     const now = deps.clock.now();
     await markRefreshed(deps.db, now);
     forgetUpcoming(deps);
-    return { source: 'local', stored: 0, removed: 0, skipped: 0, served: await countServed(deps.db, now) };
+    return {
+      source: 'local',
+      stored: 0,
+      removed: 0,
+      skipped: 0,
+      served: await events.countUpcoming(deps.db, now),
+    };
   }
   return refreshEventsFromFeed(
     deps,

@@ -1,7 +1,9 @@
 import { takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
-import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
+import { eventRequests } from '../../storage/event-requests.ts';
+import { events } from '../../storage/events.ts';
+import type { Page, PageRequest } from '../../storage/paging.ts';
 import type { EventRequestsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
@@ -47,23 +49,20 @@ export async function proposeEvent(
       'Back off to the next UTC day.',
     );
     const id = randomId('evr');
-    await trx
-      .insertInto('event_requests')
-      .values({
-        id,
-        member_id: memberId,
-        token_id: tokenId,
-        details: JSON.stringify(proposal),
-        title: proposal.title,
-        start_at: Date.parse(proposal.start),
-        status: 'pending',
-        created_at: now,
-        decided_at: null,
-        decided_by: null,
-        reason: null,
-        event_id: null,
-      })
-      .execute();
+    await eventRequests.insert(trx, {
+      id,
+      member_id: memberId,
+      token_id: tokenId,
+      details: JSON.stringify(proposal),
+      title: proposal.title,
+      start_at: Date.parse(proposal.start),
+      status: 'pending',
+      created_at: now,
+      decided_at: null,
+      decided_by: null,
+      reason: null,
+      event_id: null,
+    });
     return { id, rate };
   });
 }
@@ -75,9 +74,7 @@ export function listEventRequests(
   page: PageRequest,
   direction: 'asc' | 'desc' = 'desc',
 ): Promise<Page<EventRequestsTable>> {
-  let query = deps.db.selectFrom('event_requests').selectAll();
-  if (status) query = query.where('status', '=', status);
-  return pageOf(query, { time: 'created_at', id: 'id', direction }, page);
+  return eventRequests.page(deps.db, status, page, direction);
 }
 
 /** Where an approved proposal is published: a page of this service (the platform never saw it). */
@@ -98,44 +95,32 @@ export async function decideEventRequest(
 ): Promise<'done' | 'not_pending' | 'unknown'> {
   const now = deps.clock.now();
   const outcome = await transact(deps, async (trx) => {
-    const request = await trx
-      .selectFrom('event_requests')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const request = await eventRequests.byId(trx, id);
     if (!request) return 'unknown' as const;
     const eventId = decision === 'approve' ? `evt_${id}` : null;
-    const result = await trx
-      .updateTable('event_requests')
-      .set({
-        status: decision === 'approve' ? 'approved' : 'declined',
-        decided_at: now,
-        decided_by: decidedBy,
-        reason: reason ?? null,
-        event_id: eventId,
-      })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return 'not_pending' as const;
+    const decided = await eventRequests.decide(trx, id, {
+      status: decision === 'approve' ? 'approved' : 'declined',
+      decided_at: now,
+      decided_by: decidedBy,
+      reason: reason ?? null,
+      event_id: eventId,
+    });
+    if (!decided) return 'not_pending' as const;
     const details = JSON.parse(request.details) as Proposal;
     const url = publishedEventUrl(deps, id);
     if (eventId) {
-      await trx
-        .insertInto('events')
-        .values({
-          id: eventId,
-          platform_url: url,
-          title: details.title,
-          start_at: Date.parse(details.start),
-          end_at: details.end ? Date.parse(details.end) : null,
-          location: details.location ?? null,
-          cover_url: details.cover_url ?? null,
-          description: details.description ?? null,
-          updated_at: now,
-          source: 'proposal',
-        })
-        .execute();
+      await events.insert(trx, {
+        id: eventId,
+        platform_url: url,
+        title: details.title,
+        start_at: Date.parse(details.start),
+        end_at: details.end ? Date.parse(details.end) : null,
+        location: details.location ?? null,
+        cover_url: details.cover_url ?? null,
+        description: details.description ?? null,
+        updated_at: now,
+        source: 'proposal',
+      });
     }
     await appendEvent(
       trx,

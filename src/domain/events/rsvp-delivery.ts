@@ -1,5 +1,6 @@
 import { MS } from '../../clock.ts';
 import { type OutboundError, outboundFetch } from '../../outbound.ts';
+import { rsvps } from '../../storage/rsvps.ts';
 import type { RsvpsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
@@ -74,11 +75,7 @@ export async function deliverDueRsvps(
     deps.config.workerLeaseSeconds * 1000,
   );
   for (const claim of claims) {
-    const rsvp = await deps.db
-      .selectFrom('rsvps')
-      .selectAll()
-      .where('id', '=', claim.id)
-      .executeTakeFirstOrThrow();
+    const rsvp = await rsvps.get(deps.db, claim.id);
     const outcome = await deliverRsvp(deps, rsvp);
     const now = deps.clock.now();
     const attempts = Number(rsvp.attempts) + 1;

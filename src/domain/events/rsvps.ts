@@ -2,6 +2,7 @@ import { MS } from '../../clock.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { RatePolicy } from '../../core/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
+import { rsvps } from '../../storage/rsvps.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Clocked, Configured } from '../ports.ts';
 import type { QueuedWrite } from '../queue/queued-write.ts';
@@ -29,37 +30,26 @@ export async function queueRsvp(
   const now = deps.clock.now();
   const policy = rsvpQuota(deps);
   return transact(deps, async (trx) => {
-    const earlier = await trx
-      .selectFrom('rsvps')
-      .select('id')
-      .where('member_id', '=', request.memberId)
-      .where('event_url', '=', request.eventUrl)
-      .where('created_at', '>', now - RSVP_DEDUPE_MS)
-      .where('status', '!=', 'failed')
-      .orderBy('created_at', 'desc')
-      .executeTakeFirst();
+    const earlier = await rsvps.latestLive(trx, request.memberId, request.eventUrl, now - RSVP_DEDUPE_MS);
     if (earlier)
-      return { id: earlier.id, wasDup: true, rate: await peekQuota(trx, policy, request.tokenId, now) };
+      return { id: earlier, wasDup: true, rate: await peekQuota(trx, policy, request.tokenId, now) };
     const rate = await takeQuota(trx, policy, request.tokenId, now, 'Back off to the next UTC day.');
     const id = randomId('rsvp');
-    await trx
-      .insertInto('rsvps')
-      .values({
-        id,
-        event_url: request.eventUrl,
-        member_id: request.memberId,
-        token_id: request.tokenId,
-        email: request.email,
-        name: request.name,
-        status: 'queued',
-        created_at: now,
-        attempts: 0,
-        next_attempt_at: now,
-        locked_until: null,
-        settled_at: null,
-        last_error: null,
-      })
-      .execute();
+    await rsvps.insert(trx, {
+      id,
+      event_url: request.eventUrl,
+      member_id: request.memberId,
+      token_id: request.tokenId,
+      email: request.email,
+      name: request.name,
+      status: 'queued',
+      created_at: now,
+      attempts: 0,
+      next_attempt_at: now,
+      locked_until: null,
+      settled_at: null,
+      last_error: null,
+    });
     return { id, wasDup: false, rate };
   });
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { deriveFromSecret } from '../../secrets.ts';
+import { feedback } from '../../storage/feedback.ts';
 import type { FeedbackTable } from '../../storage/schema.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
 import { looksLikePromptInjection, sanitizeText } from './sanitize.ts';
@@ -104,6 +105,6 @@ export async function fileFeedback(
     status: 'open',
     created_at: now,
   };
-  await deps.db.insertInto('feedback').values(row).execute();
+  await feedback.insert(deps.db, row);
   return row;
 }

@@ -1,4 +1,5 @@
-import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
+import { feedback } from '../../storage/feedback.ts';
+import type { Page, PageRequest } from '../../storage/paging.ts';
 import type { FeedbackTable } from '../../storage/schema.ts';
 import type { Store } from '../ports.ts';
 
@@ -9,11 +10,7 @@ export function listFeedback(
   page: PageRequest,
   direction: 'asc' | 'desc' = 'desc',
 ): Promise<Page<FeedbackTable>> {
-  return pageOf(
-    deps.db.selectFrom('feedback').selectAll().where('status', '=', status),
-    { time: 'created_at', id: 'ticket_id', direction },
-    page,
-  );
+  return feedback.page(deps.db, status, page, direction);
 }
 
 /** Closes an open ticket; a ticket already resolved stays as it was. */
@@ -21,17 +18,6 @@ export async function resolveFeedback(
   deps: Store,
   ticketId: string,
 ): Promise<'done' | 'unknown' | 'not_open'> {
-  const updated = await deps.db
-    .updateTable('feedback')
-    .set({ status: 'resolved' })
-    .where('ticket_id', '=', ticketId)
-    .where('status', '=', 'open')
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 1) return 'done';
-  const exists = await deps.db
-    .selectFrom('feedback')
-    .select('ticket_id')
-    .where('ticket_id', '=', ticketId)
-    .executeTakeFirst();
-  return exists ? 'not_open' : 'unknown';
+  if (await feedback.resolveOpen(deps.db, ticketId)) return 'done';
+  return (await feedback.exists(deps.db, ticketId)) ? 'not_open' : 'unknown';
 }

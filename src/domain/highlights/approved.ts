@@ -1,4 +1,5 @@
-import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
+import { highlights } from '../../storage/highlights.ts';
+import type { Page, PageRequest } from '../../storage/paging.ts';
 import type { Store } from '../ports.ts';
 
 export interface ApprovedHighlight {
@@ -16,11 +17,7 @@ export async function listApprovedHighlights(
   deps: Store,
   page: PageRequest,
 ): Promise<Page<ApprovedHighlight>> {
-  const query = deps.db
-    .selectFrom('highlights')
-    .select(['id', 'story', 'submitted_at', 'decided_at'])
-    .where('status', '=', 'active');
-  const found = await pageOf(query, { time: 'decided_at', id: 'id', direction: 'desc' }, page);
+  const found = await highlights.pageApproved(deps.db, page);
   return {
     next: found.next,
     rows: found.rows.map((row) => ({

@@ -1,13 +1,11 @@
-import { sql } from 'kysely';
 import { MS } from '../../clock.ts';
 import { apiError } from '../../core/errors.ts';
 import { peekQuota, quotaCounter, spentQuota, takeQuota } from '../../core/quota.ts';
 import type { PolicyOutcome, RatePolicy } from '../../core/rate-limit.ts';
-import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
-import { arg, numberArg, onPostgres, prepare, prepareAnsweredLater } from '../../storage/prepared.ts';
-import { isRefusedWrite, orRefuse } from '../../storage/refusals.ts';
+import { highlights, type PendingStory } from '../../storage/highlights.ts';
+import type { Page, PageRequest } from '../../storage/paging.ts';
 import type { Executor, HighlightsTable } from '../../storage/schema.ts';
-import { transact, transactAnsweredAtCommit, type WritePort } from '../../storage/transactions.ts';
+import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
 
@@ -42,79 +40,6 @@ export interface SubmitResult {
   rate: PolicyOutcome;
 }
 
-const existingStory = prepare((db) =>
-  db.selectFrom('highlights').select(['member_id', 'status', 'expires_at']).where('id', '=', arg(0)),
-);
-
-/** A new pending story's row, from a prepared insert's arguments 0 to 5 (in the order of `values` in submitHighlight). */
-const NEW_STORY = {
-  id: arg(0),
-  member_id: arg(1),
-  token_id: arg(2),
-  story: arg(3),
-  status: 'pending',
-  submitted_at: numberArg(4),
-  updated_at: numberArg(4),
-  expires_at: numberArg(5),
-  decided_at: null,
-  decided_by: null,
-} as const;
-
-const insertStory = prepare((db) =>
-  db
-    .insertInto('highlights')
-    .values(NEW_STORY)
-    // A new id (the common case) is written in this one statement; a taken one answers no row and
-    // is then read. (On PostgreSQL the usual submission goes as insertNewStorySpendingQuota first.)
-    .onConflict((conflict) => conflict.column('id').doNothing())
-    .returning('id'),
-);
-
-/**
- * On PostgreSQL the usual submission (a new id, quota left) is one statement sent with its COMMIT:
- * one round trip for the story, the daily quota it spends and the call's activity row. The quota's
- * row is written only when the story was, and only below the limit; where either is not so (the id
- * is taken, or the quota is spent) the statement refuses, nothing of its transaction is kept, and
- * the submission is written again the general way, which tells the cases apart.
- */
-const insertNewStorySpendingQuota = prepareAnsweredLater((db) =>
-  db
-    .with('story', (query) =>
-      query
-        .insertInto('highlights')
-        .values(NEW_STORY)
-        .onConflict((conflict) => conflict.column('id').doNothing())
-        .returning('id'),
-    )
-    // counters.take's upsert (src/storage/counters.ts), fed by the story's RETURNING.
-    .with('spent', (query) =>
-      query
-        .insertInto('counters')
-        .columns(['key', 'count', 'expires_at'])
-        .expression(
-          query
-            .selectFrom('story')
-            .select([
-              sql<string>`${arg(6)}::text`.as('key'),
-              sql<number>`1`.as('count'),
-              sql<number>`${arg(7)}::bigint`.as('expires_at'),
-            ]),
-        )
-        .onConflict((conflict) =>
-          conflict
-            .column('key')
-            .doUpdateSet({ count: sql`counters.count + 1` })
-            .where('counters.count', '<', numberArg(8)),
-        )
-        .returning('count'),
-    )
-    .selectNoFrom(
-      orRefuse(sql<number | null>`(select count from spent)`, 'highlight id taken or quota spent').as(
-        'count',
-      ),
-    ),
-);
-
 /**
  * Files a story for moderation. A pending story with the same id is refreshed without spending the
  * daily quota; a new one spends it, atomically with the insert.
@@ -132,25 +57,26 @@ export async function submitHighlight(
   // least time. A spent quota throws, and the story written before it rolls back with it.
   const spend = (trx: Executor) => takeQuota(trx, policy, submission.tokenId, now, RESUBMIT_ADVICE);
   const fresh = (rate: PolicyOutcome) => ({ id: submission.story.id, expiresAt, refreshed: false, rate });
-  const values = [submission.story.id, submission.memberId, submission.tokenId, story, now, expiresAt];
-  if (onPostgres(deps.db)) {
+  const pending: PendingStory = {
+    id: submission.story.id,
+    memberId: submission.memberId,
+    tokenId: submission.tokenId,
+    story,
+    now,
+    expiresAt,
+  };
+  if (highlights.writesNewInOneRoundTrip(deps.db)) {
     const quota = quotaCounter(policy, submission.tokenId, now);
-    try {
-      const rows = await transactAnsweredAtCommit(deps, (trx) =>
-        insertNewStorySpendingQuota(trx, ...values, quota.key, quota.expiresAt, quota.limit),
-      );
-      if (rows) return fresh(spentQuota(policy, rows[0].count, now, RESUBMIT_ADVICE));
-    } catch (error) {
-      if (!isRefusedWrite(error)) throw error;
-    }
+    const count = await highlights.insertNewSpendingQuota(deps, pending, quota);
+    if (count !== undefined) return fresh(spentQuota(policy, count, now, RESUBMIT_ADVICE));
   }
   return transact(deps, async (trx) => {
     // Twice at most: a taken id can vanish between the insert and the read (a moderator's decision
     // or the expiry sweep on another connection), and the insert then goes through.
     for (let attempt = 0; attempt < 2; attempt++) {
-      const [inserted] = await insertStory(trx, ...values);
+      const [inserted] = await highlights.insertPending(trx, pending);
       if (inserted) return fresh(await spend(trx));
-      const [existing] = await existingStory(trx, submission.story.id);
+      const existing = await highlights.holderOf(trx, submission.story.id);
       if (!existing) continue;
       if (existing.member_id !== submission.memberId) {
         throw apiError('story_id_taken', {});
@@ -159,28 +85,12 @@ export async function submitHighlight(
         throw apiError('already_moderated');
       }
       if (Number(existing.expires_at) > now) {
-        await trx
-          .updateTable('highlights')
-          .set({ story, token_id: submission.tokenId, updated_at: now, expires_at: expiresAt })
-          .where('id', '=', submission.story.id)
-          .execute();
+        await highlights.refreshPending(trx, pending);
         const rate = await peekQuota(trx, policy, submission.tokenId, now);
         return { id: submission.story.id, expiresAt, refreshed: true, rate };
       }
       // An expired, never-moderated story comes back as a new submission under the same id.
-      await trx
-        .updateTable('highlights')
-        .set({
-          story,
-          token_id: submission.tokenId,
-          submitted_at: now,
-          updated_at: now,
-          expires_at: expiresAt,
-          decided_at: null,
-          decided_by: null,
-        })
-        .where('id', '=', submission.story.id)
-        .execute();
+      await highlights.resubmit(trx, pending);
       return fresh(await spend(trx));
     }
     throw apiError('story_id_taken', { raced: true });
@@ -193,24 +103,13 @@ export async function highlightStatus(
   memberId: string,
   id: string,
 ): Promise<'pending' | 'gone' | undefined> {
-  const row = await deps.db
-    .selectFrom('highlights')
-    .select(['status', 'expires_at', 'member_id'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await highlights.statusOf(deps.db, id);
   if (!row || row.member_id !== memberId) return undefined;
   return row.status === 'pending' && Number(row.expires_at) > deps.clock.now() ? 'pending' : 'gone';
 }
 
-export async function countPending(deps: Store & Clocked, memberId: string): Promise<number> {
-  const row = await deps.db
-    .selectFrom('highlights')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('member_id', '=', memberId)
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', deps.clock.now())
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+export function countPending(deps: Store & Clocked, memberId: string): Promise<number> {
+  return highlights.countPending(deps.db, memberId, deps.clock.now());
 }
 
 /** Newest first by default; the moderation queue reads oldest first (`asc`). */
@@ -220,9 +119,7 @@ export function listHighlights(
   page: PageRequest,
   direction: 'asc' | 'desc' = 'desc',
 ): Promise<Page<HighlightsTable>> {
-  let query = deps.db.selectFrom('highlights').selectAll();
-  if (status) query = query.where('status', '=', status);
-  return pageOf(query, { time: 'submitted_at', id: 'id', direction }, page);
+  return highlights.page(deps.db, status, page, direction);
 }
 
 export type Decision = 'approve' | 'reject';
@@ -236,28 +133,13 @@ export async function decideHighlight(
 ): Promise<'done' | 'not_pending' | 'unknown'> {
   const now = deps.clock.now();
   return transact(deps, async (trx) => {
-    const story = await trx
-      .selectFrom('highlights')
-      .select(['member_id'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!story) return 'unknown';
-    const result = await trx
-      .updateTable('highlights')
-      .set({
-        status: decision === 'approve' ? 'active' : 'rejected',
-        decided_at: now,
-        decided_by: decidedBy,
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return 'not_pending';
+    const memberId = await highlights.memberOf(trx, id);
+    if (memberId === undefined) return 'unknown';
+    const status = decision === 'approve' ? 'active' : 'rejected';
+    if (!(await highlights.decide(trx, id, { status, by: decidedBy, now }))) return 'not_pending';
     await appendEvent(
       trx,
-      story.member_id,
+      memberId,
       {
         type: decision === 'approve' ? 'highlight_approved' : 'highlight_rejected',
         actor: { kind: 'operator', name: decidedBy },

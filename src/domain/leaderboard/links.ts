@@ -1,6 +1,7 @@
 import { apiError } from '../../core/errors.ts';
 import type { Executor, VcsLinksTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
+import { vcsLinks } from '../../storage/vcs-links.ts';
 import type { Clocked, Configured } from '../ports.ts';
 import type { HostAccount } from './code-host.ts';
 import { dropFromBoards } from './standings.ts';
@@ -8,7 +9,7 @@ import { dropFromBoards } from './standings.ts';
 export type LinkSource = 'oauth' | 'token';
 
 export async function linkOf(db: Executor, memberId: string): Promise<VcsLinksTable | undefined> {
-  return db.selectFrom('vcs_links').selectAll().where('member_id', '=', memberId).executeTakeFirst();
+  return vcsLinks.ofMember(db, memberId);
 }
 
 /**
@@ -23,12 +24,8 @@ export async function linkAccount(
 ): Promise<VcsLinksTable> {
   const now = deps.clock.now();
   return transact(deps, async (trx) => {
-    const holder = await trx
-      .selectFrom('vcs_links')
-      .select('member_id')
-      .where('host_user_id', '=', account.id)
-      .executeTakeFirst();
-    if (holder && holder.member_id !== memberId) {
+    const holder = await vcsLinks.holderOf(trx, account.id);
+    if (holder !== undefined && holder !== memberId) {
       throw apiError('vcs_account_taken', { login: account.login });
     }
     const current = await linkOf(trx, memberId);
@@ -44,10 +41,10 @@ export async function linkAccount(
       updated_at: now,
     };
     if (current) {
-      await trx.updateTable('vcs_links').set(row).where('member_id', '=', memberId).execute();
+      await vcsLinks.replace(trx, row);
       if (!sameAccount) await dropFromBoards(trx, memberId, now);
     } else {
-      await trx.insertInto('vcs_links').values(row).execute();
+      await vcsLinks.insert(trx, row);
     }
     return row;
   });
@@ -57,9 +54,9 @@ export async function linkAccount(
 export async function unlinkAccount(deps: Clocked & WritePort, memberId: string): Promise<boolean> {
   const now = deps.clock.now();
   return transact(deps, async (trx) => {
-    const removed = await trx.deleteFrom('vcs_links').where('member_id', '=', memberId).executeTakeFirst();
+    const removed = await vcsLinks.remove(trx, memberId);
     await dropFromBoards(trx, memberId, now);
-    return Number(removed.numDeletedRows) > 0;
+    return removed;
   });
 }
 
@@ -81,11 +78,7 @@ export async function setOptIn(
         extra: { link_url: `${deps.config.publicUrl}/leaderboard/link` },
       });
     }
-    await trx
-      .updateTable('vcs_links')
-      .set({ opted_in: optIn ? 1 : 0, updated_at: now })
-      .where('member_id', '=', memberId)
-      .execute();
+    await vcsLinks.setOptIn(trx, memberId, optIn, now);
     if (!optIn) await dropFromBoards(trx, memberId, now);
     return link.username;
   });

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { leaderboard } from '../../storage/leaderboard.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
+import { vcsLinks } from '../../storage/vcs-links.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
 import { CodeHost, CodeHostError, type HostFailure } from './code-host.ts';
 import { rerankWeek } from './standings.ts';
@@ -31,12 +32,7 @@ export async function refreshLeaderboard(
   host: CodeHost = new CodeHost(deps.config.codeHost),
 ): Promise<RefreshReport> {
   const week = isoWeekOf(deps.clock.now());
-  const participants = await deps.db
-    .selectFrom('vcs_links')
-    .select(['member_id', 'username'])
-    .where('opted_in', '=', 1)
-    .orderBy('member_id')
-    .execute();
+  const participants = await vcsLinks.optedIn(deps.db);
   const counts = new Map<string, number>();
   let stop: CodeHostError | undefined;
   for (const participant of participants) {
@@ -52,27 +48,13 @@ export async function refreshLeaderboard(
   const failed = participants.length - counts.size;
   await transact(deps, async (trx) => {
     // Whoever opted out while the host was being asked stays off the board.
-    const stillIn = new Set(
-      (await trx.selectFrom('vcs_links').select('member_id').where('opted_in', '=', 1).execute()).map(
-        (row) => row.member_id,
-      ),
-    );
+    const stillIn = new Set((await vcsLinks.optedIn(trx)).map((row) => row.member_id));
     for (const [memberId, commits] of counts) {
       if (!stillIn.has(memberId)) continue;
-      await trx
-        .insertInto('leaderboard_counts')
-        .values({ week_start: week.start, member_id: memberId, commits, rank: 0, counted_at: generatedAt })
-        .onConflict((oc) =>
-          oc.columns(['week_start', 'member_id']).doUpdateSet({ commits, counted_at: generatedAt }),
-        )
-        .execute();
+      await leaderboard.upsertCount(trx, week.start, memberId, commits, generatedAt);
     }
     await rerankWeek(trx, week.start);
-    await trx
-      .insertInto('leaderboard_weeks')
-      .values({ week_start: week.start, generated_at: generatedAt, failed })
-      .onConflict((oc) => oc.column('week_start').doUpdateSet({ generated_at: generatedAt, failed }))
-      .execute();
+    await leaderboard.recordRun(trx, week.start, generatedAt, failed);
   });
   return {
     week,
@@ -84,8 +66,6 @@ export async function refreshLeaderboard(
   };
 }
 
-const LEASE_KEY = 'leaderboard_refresh_lease';
-
 /**
  * Claims the scheduled run for this instance for most of an interval: of several instances on one
  * database only the first whose timer fires runs the job, so the code host is asked once per
@@ -93,18 +73,7 @@ const LEASE_KEY = 'leaderboard_refresh_lease';
  */
 async function claimScheduledRun(deps: Store & Clocked, leaseMs: number): Promise<boolean> {
   const now = deps.clock.now();
-  await deps.db
-    .insertInto('settings')
-    .values({ key: LEASE_KEY, value: '0' })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute();
-  const claimed = await deps.db
-    .updateTable('settings')
-    .set({ value: String(now + leaseMs) })
-    .where('key', '=', LEASE_KEY)
-    .where(sql<number>`cast(value as bigint)`, '<=', now)
-    .executeTakeFirst();
-  return Number(claimed.numUpdatedRows) === 1;
+  return leaderboard.leaseRun(deps.db, now, now + leaseMs);
 }
 
 /** When the serve timer first runs the job and how often after that. */

@@ -1,17 +1,11 @@
+import { leaderboard } from '../../storage/leaderboard.ts';
 import type { Executor } from '../../storage/schema.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
 import { isoWeekOf, type Week } from './week.ts';
 
 /** Competition ranking (1, 2, 2, 4) by commits; ties are listed by handle so the order is stable. */
 export async function rerankWeek(trx: Executor, weekStart: number): Promise<void> {
-  const rows = await trx
-    .selectFrom('leaderboard_counts')
-    .innerJoin('members', 'members.id', 'leaderboard_counts.member_id')
-    .select(['leaderboard_counts.member_id', 'leaderboard_counts.commits', 'leaderboard_counts.rank'])
-    .where('leaderboard_counts.week_start', '=', weekStart)
-    .orderBy('leaderboard_counts.commits', 'desc')
-    .orderBy('members.handle')
-    .execute();
+  const rows = await leaderboard.byCommits(trx, weekStart);
   let rank = 0;
   let previous: number | undefined;
   for (const [index, row] of rows.entries()) {
@@ -19,18 +13,13 @@ export async function rerankWeek(trx: Executor, weekStart: number): Promise<void
     if (commits !== previous) rank = index + 1;
     previous = commits;
     if (Number(row.rank) === rank) continue;
-    await trx
-      .updateTable('leaderboard_counts')
-      .set({ rank })
-      .where('week_start', '=', weekStart)
-      .where('member_id', '=', row.member_id)
-      .execute();
+    await leaderboard.setRank(trx, weekStart, row.member_id, rank);
   }
 }
 
 /** Takes a member off the boards at once (opt-out, unlink, another account) instead of at the next refresh. */
 export async function dropFromBoards(trx: Executor, memberId: string, now: number): Promise<void> {
-  await trx.deleteFrom('leaderboard_counts').where('member_id', '=', memberId).execute();
+  await leaderboard.removeMember(trx, memberId);
   await rerankWeek(trx, isoWeekOf(now).start);
 }
 
@@ -63,12 +52,8 @@ function isStale(
   return Number(week.failed) > 0 || now - Number(week.generated_at) > 2 * interval;
 }
 
-async function weekRow(deps: Store, weekStart: number) {
-  return deps.db
-    .selectFrom('leaderboard_weeks')
-    .select(['generated_at', 'failed'])
-    .where('week_start', '=', weekStart)
-    .executeTakeFirst();
+function weekRow(deps: Store, weekStart: number) {
+  return leaderboard.run(deps.db, weekStart);
 }
 
 /** What a board read needs. */
@@ -78,14 +63,7 @@ export async function currentBoard(deps: BoardPort, limit: number): Promise<Boar
   const now = deps.clock.now();
   const week = isoWeekOf(now);
   const run = await weekRow(deps, week.start);
-  const rows = await deps.db
-    .selectFrom('leaderboard_counts')
-    .innerJoin('members', 'members.id', 'leaderboard_counts.member_id')
-    .select(['leaderboard_counts.rank', 'leaderboard_counts.commits', 'members.handle', 'members.name'])
-    .where('leaderboard_counts.week_start', '=', week.start)
-    .orderBy('leaderboard_counts.rank')
-    .orderBy('members.handle')
-    .execute();
+  const rows = await leaderboard.board(deps.db, week.start);
   return {
     week,
     generatedAt: run ? Number(run.generated_at) : null,
@@ -112,23 +90,14 @@ export async function standingOf(deps: BoardPort, memberId: string): Promise<Sta
   const week = isoWeekOf(deps.clock.now());
   const [run, row, total] = await Promise.all([
     weekRow(deps, week.start),
-    deps.db
-      .selectFrom('leaderboard_counts')
-      .select(['commits', 'rank'])
-      .where('week_start', '=', week.start)
-      .where('member_id', '=', memberId)
-      .executeTakeFirst(),
-    deps.db
-      .selectFrom('leaderboard_counts')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('week_start', '=', week.start)
-      .executeTakeFirstOrThrow(),
+    leaderboard.countOf(deps.db, week.start, memberId),
+    leaderboard.entries(deps.db, week.start),
   ]);
   if (!run || !row) return undefined;
   return {
     count: Number(row.commits),
     rank: Number(row.rank),
-    total: Number(total.n),
+    total,
     generatedAt: Number(run.generated_at),
   };
 }

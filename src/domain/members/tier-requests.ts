@@ -1,6 +1,6 @@
 import { apiError } from '../../core/errors.ts';
 import { randomId } from '../../secrets.ts';
-import { cacheKeys, type InvalidatingCache } from '../../storage/invalidating-cache.ts';
+import { cacheKeys, type InvalidatingCache } from '../../storage/engine/invalidating-cache.ts';
 import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
 import type { TierRequestsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { MS } from '../../clock.ts';
+import { activity } from '../../storage/activity.ts';
+import { type QueueName, backlogs as queueBacklogs } from '../../storage/backlogs.ts';
 import type { Clocked, Store } from '../ports.ts';
 
 /**
@@ -7,52 +9,13 @@ import type { Clocked, Store } from '../ports.ts';
  * day, and the tokens in use. Read straight from the tables; nothing here is kept for it.
  */
 
-export type QueueName = 'tier_requests' | 'highlights' | 'event_requests' | 'feedback' | 'rsvps' | 'bookings';
+export type { QueueName };
 
 export interface Backlog {
   queue: QueueName;
   waiting: number;
   /** When the oldest waiting item arrived (ms), or null when nothing waits. */
   oldestAt: number | null;
-}
-
-function backlogQuery(deps: Store & Clocked, queue: QueueName) {
-  const db = deps.db;
-  const now = deps.clock.now();
-  const count = sql<number>`count(*)`.as('waiting');
-  switch (queue) {
-    case 'tier_requests':
-      return db
-        .selectFrom('tier_requests')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'pending');
-    case 'highlights':
-      return db
-        .selectFrom('highlights')
-        .select([count, sql<number | null>`min(submitted_at)`.as('oldest')])
-        .where('status', '=', 'pending')
-        .where('expires_at', '>', now);
-    case 'event_requests':
-      return db
-        .selectFrom('event_requests')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'pending');
-    case 'feedback':
-      return db
-        .selectFrom('feedback')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'open');
-    case 'rsvps':
-      return db
-        .selectFrom('rsvps')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'queued');
-    case 'bookings':
-      return db
-        .selectFrom('bookings')
-        .select([count, sql<number | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'queued');
-  }
 }
 
 export const QUEUES: QueueName[] = [
@@ -64,10 +27,10 @@ export const QUEUES: QueueName[] = [
   'bookings',
 ];
 
-/** One queue's backlog (PostgreSQL answers counts as strings: read as numbers). */
+/** One queue's backlog. */
 export async function backlogOf(deps: Store & Clocked, queue: QueueName): Promise<Backlog> {
-  const row = await backlogQuery(deps, queue).executeTakeFirstOrThrow();
-  return { queue, waiting: Number(row.waiting), oldestAt: row.oldest === null ? null : Number(row.oldest) };
+  const { waiting, oldest } = await queueBacklogs.of(deps.db, queue, deps.clock.now());
+  return { queue, waiting, oldestAt: oldest };
 }
 
 export function backlogs(deps: Store & Clocked): Promise<Backlog[]> {
@@ -82,12 +45,6 @@ export interface DayActivity {
   refusals: number;
 }
 
-/** A literal, not a parameter: PostgreSQL must see the same expression in SELECT and GROUP BY. */
-const DAY = sql.lit(MS.day);
-
-/** The activity table's ids start with the call's time in base 36, fixed width: a range on them is a time range. */
-const idAt = (at: number) => at.toString(36).padStart(10, '0');
-
 /**
  * Calls per UTC day and surface over the last `days` days (today included), and how many of them
  * were refused (status 400 and above). The activity table holds the calls members' tokens and
@@ -96,22 +53,12 @@ const idAt = (at: number) => at.toString(36).padStart(10, '0');
 export async function activityByDay(deps: Store & Clocked, days: number): Promise<DayActivity[]> {
   const now = deps.clock.now();
   const since = Math.floor(now / MS.day) * MS.day - (days - 1) * MS.day;
-  const rows = await deps.db
-    .selectFrom('activity')
-    .select([
-      sql<number>`at / ${DAY}`.as('day'),
-      'surface',
-      sql<number>`count(*)`.as('requests'),
-      sql<number>`sum(case when status >= 400 then 1 else 0 end)`.as('refusals'),
-    ])
-    .where('id', '>=', idAt(since))
-    .groupBy([sql`at / ${DAY}`, 'surface'])
-    .execute();
+  const rows = await activity.byDay(deps.db, since);
   return rows.map((row) => ({
-    day: new Date(Math.floor(Number(row.day)) * MS.day).toISOString().slice(0, 10),
+    day: new Date(row.day * MS.day).toISOString().slice(0, 10),
     surface: row.surface,
-    requests: Number(row.requests),
-    refusals: Number(row.refusals),
+    requests: row.requests,
+    refusals: row.refusals,
   }));
 }
 
@@ -127,25 +74,7 @@ export async function busiestOperations(
   days: number,
   limit: number,
 ): Promise<OperationCount[]> {
-  const since = deps.clock.now() - days * MS.day;
-  const rows = await deps.db
-    .selectFrom('activity')
-    .select([
-      'operation',
-      sql<number>`count(*)`.as('calls'),
-      sql<number>`sum(case when status >= 400 then 1 else 0 end)`.as('refusals'),
-    ])
-    .where('id', '>=', idAt(since))
-    .groupBy('operation')
-    .orderBy(sql`count(*)`, 'desc')
-    .orderBy('operation')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({
-    operation: row.operation,
-    calls: Number(row.calls),
-    refusals: Number(row.refusals),
-  }));
+  return activity.busiest(deps.db, deps.clock.now() - days * MS.day, limit);
 }
 
 export interface TokenCounts {

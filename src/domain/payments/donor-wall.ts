@@ -1,4 +1,5 @@
 import { BriefReuse } from '../../storage/brief-reuse.ts';
+import { donations } from '../../storage/payments.ts';
 import type { Clocked, OnDatabase, Store } from '../ports.ts';
 
 export interface DonorWall {
@@ -24,24 +25,11 @@ export function donorWall(deps: Store & OnDatabase & Clocked, limit: number): Do
 }
 
 async function readDonorWall(deps: Store, limit: number): Promise<DonorWall> {
-  const totals = await deps.db
-    .selectFrom('donations')
-    .select((eb) => [
-      eb.fn.coalesce(eb.fn.sum<number>('amount_cents'), eb.lit(0)).as('cents'),
-      eb.fn.count<number>('donor_name').distinct().as('donors'),
-    ])
-    .executeTakeFirstOrThrow();
-  const recent = await deps.db
-    .selectFrom('donations')
-    .select(['donor_name', 'amount_cents', 'message', 'created_at'])
-    .where('public', '=', 1)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  const totals = await donations.totals(deps.db);
+  const recent = await donations.recentPublic(deps.db, limit);
   return {
-    total_usd: Number(totals.cents) / 100,
-    donor_count: Number(totals.donors),
+    total_usd: totals.cents / 100,
+    donor_count: totals.donors,
     recent: recent.map((row) => ({
       name: row.donor_name,
       amount_usd: Number(row.amount_cents) / 100,

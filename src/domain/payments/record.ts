@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { donations } from '../../storage/payments.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
 import type { Clocked, OnDatabase, Store } from '../ports.ts';
@@ -39,11 +40,7 @@ export async function recordDonation(
   const now = deps.clock.now();
   const { donor } = claim;
   const recorded = await transact(deps, async (trx) => {
-    const existing = await trx
-      .selectFrom('donations')
-      .select(['id', 'created_at', 'transaction_ref'])
-      .where('payment_key', '=', claim.key)
-      .executeTakeFirst();
+    const existing = await donations.fromPayment(trx, claim.key);
     if (existing)
       return {
         id: existing.id,
@@ -51,25 +48,22 @@ export async function recordDonation(
         transaction: existing.transaction_ref ?? null,
       };
     const id = `don_${randomUUID().replaceAll('-', '')}`;
-    await trx
-      .insertInto('donations')
-      .values({
-        id,
-        donor_name: donor.name,
-        amount_cents: donor.amountCents,
-        message: donor.message,
-        public: donor.public ? 1 : 0,
-        source: 'x402',
-        created_at: now,
-        member_id: donor.memberId,
-        network: settlement.network,
-        asset: claim.requirements.asset,
-        amount_atomic: claim.requirements.amount,
-        payer: settlement.payer,
-        transaction_ref: settlement.transaction,
-        payment_key: claim.key,
-      })
-      .execute();
+    await donations.insert(trx, {
+      id,
+      donor_name: donor.name,
+      amount_cents: donor.amountCents,
+      message: donor.message,
+      public: donor.public ? 1 : 0,
+      source: 'x402',
+      created_at: now,
+      member_id: donor.memberId,
+      network: settlement.network,
+      asset: claim.requirements.asset,
+      amount_atomic: claim.requirements.amount,
+      payer: settlement.payer,
+      transaction_ref: settlement.transaction,
+      payment_key: claim.key,
+    });
     await markRecorded(trx, claim.key, outcome, now);
     if (donor.memberId) {
       await appendEvent(

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { settlements } from '../../storage/payments.ts';
 import type { Executor } from '../../storage/schema.ts';
 import type { Clocked, Store } from '../ports.ts';
 
@@ -49,58 +50,36 @@ export async function claimPayment(
   leaseMs: number,
 ): Promise<boolean> {
   const now = deps.clock.now();
-  const result = await deps.db
-    .insertInto('payment_settlements')
-    .values({
-      payment_key: claim.key,
-      state: 'settling',
-      payment: JSON.stringify(claim.payment),
-      requirements: JSON.stringify(claim.requirements),
-      donation: JSON.stringify(claim.donor),
-      attempts: 1,
-      lease_until: now + leaseMs,
-      outcome: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.column('payment_key').doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  return settlements.claim(deps.db, {
+    payment_key: claim.key,
+    state: 'settling',
+    payment: JSON.stringify(claim.payment),
+    requirements: JSON.stringify(claim.requirements),
+    donation: JSON.stringify(claim.donor),
+    attempts: 1,
+    lease_until: now + leaseMs,
+    outcome: null,
+    created_at: now,
+    updated_at: now,
+  });
 }
 
 export async function claimState(db: Executor, key: string) {
-  return db
-    .selectFrom('payment_settlements')
-    .select(['state', 'outcome'])
-    .where('payment_key', '=', key)
-    .executeTakeFirst();
+  return settlements.stateOf(db, key);
 }
 
 /** The facilitator refused the payment: nothing moved, so the claim goes and a new payload may be tried. */
 export async function releaseClaim(db: Executor, key: string): Promise<void> {
-  await db
-    .deleteFrom('payment_settlements')
-    .where('payment_key', '=', key)
-    .where('state', '=', 'settling')
-    .execute();
+  await settlements.removeSettling(db, key);
 }
 
 /** The claim was settled (or found settled) and its donation row written, in the caller's transaction. */
 export async function markRecorded(trx: Executor, key: string, outcome: string, now: number): Promise<void> {
-  await trx
-    .updateTable('payment_settlements')
-    .set({ state: 'recorded', outcome, updated_at: now })
-    .where('payment_key', '=', key)
-    .execute();
+  await settlements.markRecorded(trx, key, outcome, now);
 }
 
 export async function markFailed(db: Executor, key: string, outcome: string, now: number): Promise<void> {
-  await db
-    .updateTable('payment_settlements')
-    .set({ state: 'failed', outcome, updated_at: now })
-    .where('payment_key', '=', key)
-    .where('state', '=', 'settling')
-    .execute();
+  await settlements.markFailed(db, key, outcome, now);
 }
 
 /**
@@ -109,28 +88,11 @@ export async function markFailed(db: Executor, key: string, outcome: string, now
  */
 export async function takeOverExpired(deps: Store & Clocked, leaseMs: number): Promise<Claim | undefined> {
   const now = deps.clock.now();
-  const candidates = await deps.db
-    .selectFrom('payment_settlements')
-    .select(['payment_key', 'lease_until'])
-    .where('state', '=', 'settling')
-    .where('lease_until', '<=', now)
-    .orderBy('created_at')
-    .limit(10)
-    .execute();
+  const candidates = await settlements.expired(deps.db, now, 10);
   for (const candidate of candidates) {
-    const taken = await deps.db
-      .updateTable('payment_settlements')
-      .set((eb) => ({ lease_until: now + leaseMs, attempts: eb('attempts', '+', 1), updated_at: now }))
-      .where('payment_key', '=', candidate.payment_key)
-      .where('state', '=', 'settling')
-      .where('lease_until', '=', candidate.lease_until)
-      .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) !== 1) continue;
-    const row = await deps.db
-      .selectFrom('payment_settlements')
-      .selectAll()
-      .where('payment_key', '=', candidate.payment_key)
-      .executeTakeFirstOrThrow();
+    const { payment_key: key, lease_until: leaseUntil } = candidate;
+    if (!(await settlements.takeOver(deps.db, key, leaseUntil, now + leaseMs, now))) continue;
+    const row = await settlements.get(deps.db, key);
     return {
       key: row.payment_key,
       payment: JSON.parse(row.payment) as PaymentPayload,
@@ -146,11 +108,6 @@ export async function takeOverExpired(deps: Store & Clocked, leaseMs: number): P
 export async function pendingClaims(
   deps: Store & Clocked,
 ): Promise<{ count: number; nextLeaseEnd?: number }> {
-  const row = await deps.db
-    .selectFrom('payment_settlements')
-    .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min<number>('lease_until').as('next')])
-    .where('state', '=', 'settling')
-    .executeTakeFirstOrThrow();
-  const count = Number(row.count);
-  return count ? { count, nextLeaseEnd: Number(row.next) } : { count };
+  const { count, next } = await settlements.settling(deps.db);
+  return count ? { count, nextLeaseEnd: Number(next) } : { count };
 }

@@ -2,14 +2,12 @@ import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { StartRefused } from '../../core/errors.ts';
+import { corpus, GENERATION_KEY } from '../../storage/corpus.ts';
 import { SQLITE_PASSAGES_TABLE } from '../../storage/corpus-passages.ts';
 import type { Database } from '../../storage/database.ts';
 import { type IndexStamp, readIndexFile, writeIndexFile } from './index-file.ts';
 import { PassageIndex } from './passage-index.ts';
 import { makeTemporaryCopyDir } from './temporary-copy.ts';
-
-/** Bumped by every change to the corpus: per-instance indexes compare it to know they are stale. */
-export const GENERATION_KEY = 'corpus_generation';
 
 /** What a search reads: the in-memory index and the database holding the passages it points to. */
 export interface CorpusSearcher {
@@ -242,12 +240,7 @@ class PostgresCorpusCopy implements PassageStore {
   }
 
   async generation(): Promise<string> {
-    const row = await this.database.db
-      .selectFrom('settings')
-      .select('value')
-      .where('key', '=', GENERATION_KEY)
-      .executeTakeFirst();
-    return row?.value ?? '0';
+    return corpus.generation(this.database.db);
   }
 
   async reader(generation: string): Promise<SQLite.Database> {

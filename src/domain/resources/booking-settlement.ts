@@ -1,3 +1,5 @@
+import { bookings } from '../../storage/bookings.ts';
+import { resources } from '../../storage/resources.ts';
 import type { BookingsTable, Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
@@ -8,11 +10,7 @@ import { fitsOpeningHours, parseOpeningHours } from './opening-hours.ts';
 type Decision = { status: 'confirmed' } | { status: 'declined'; reason: string };
 
 async function decide(trx: Executor, booking: BookingsTable, now: number): Promise<Decision> {
-  const resource = await trx
-    .selectFrom('resources')
-    .select(['open_hours', 'bookable'])
-    .where('id', '=', booking.resource_id)
-    .executeTakeFirst();
+  const resource = await resources.byId(trx, booking.resource_id);
   if (!resource || Number(resource.bookable) !== 1)
     return { status: 'declined', reason: 'resource_unavailable' };
   if (Number(booking.start_at) < now) return { status: 'declined', reason: 'start_passed' };
@@ -24,14 +22,7 @@ async function decide(trx: Executor, booking: BookingsTable, now: number): Promi
     )
   )
     return { status: 'declined', reason: 'outside_opening_hours' };
-  const clash = await trx
-    .selectFrom('bookings')
-    .select('id')
-    .where('resource_id', '=', booking.resource_id)
-    .where('status', '=', 'confirmed')
-    .where('start_at', '<', booking.end_at)
-    .where('end_at', '>', booking.start_at)
-    .executeTakeFirst();
+  const clash = await bookings.overlapsConfirmed(trx, booking.resource_id, booking.start_at, booking.end_at);
   return clash ? { status: 'declined', reason: 'overlaps_another_booking' } : { status: 'confirmed' };
 }
 
@@ -43,18 +34,8 @@ async function decide(trx: Executor, booking: BookingsTable, now: number): Promi
  */
 async function settle(deps: Clocked & OnDatabase & WritePort, claim: Claim): Promise<void> {
   await transact(deps, async (trx) => {
-    const booking = await trx
-      .selectFrom('bookings')
-      .selectAll()
-      .where('id', '=', claim.id)
-      .executeTakeFirstOrThrow();
-    if (deps.database.engine === 'postgres')
-      await trx
-        .selectFrom('resources')
-        .select('id')
-        .where('id', '=', booking.resource_id)
-        .forUpdate()
-        .execute();
+    const booking = await bookings.get(trx, claim.id);
+    await resources.lockForDecision(trx, booking.resource_id);
     const now = deps.clock.now();
     const decision = await decide(trx, booking, now);
     const reason = decision.status === 'declined' ? decision.reason : null;

@@ -3,6 +3,8 @@ import { apiError } from '../../core/errors.ts';
 import { peekQuota, takeQuota } from '../../core/quota.ts';
 import type { RatePolicy } from '../../core/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
+import { bookings } from '../../storage/bookings.ts';
+import { resources } from '../../storage/resources.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Clocked, Configured } from '../ports.ts';
 import type { QueuedWrite } from '../queue/queued-write.ts';
@@ -44,41 +46,27 @@ export async function queueBooking(
   const policy = bookingQuota(deps);
   const subject = request.tokenId ?? `member:${request.memberId}`;
   return transact(deps, async (trx) => {
-    const resource = await trx
-      .selectFrom('resources')
-      .select(['id', 'bookable'])
-      .where('id', '=', request.resourceId)
-      .executeTakeFirst();
+    const resource = await resources.byId(trx, request.resourceId);
     if (!resource || Number(resource.bookable) !== 1) throw apiError('unknown_resource');
-    const earlier = await trx
-      .selectFrom('bookings')
-      .select('id')
-      .where('member_id', '=', request.memberId)
-      .where('resource_id', '=', request.resourceId)
-      .where('start_at', '=', request.start)
-      .where('created_at', '>', now - BOOKING_DEDUPE_MS)
-      .executeTakeFirst();
-    if (earlier) return { id: earlier.id, wasDup: true, rate: await peekQuota(trx, policy, subject, now) };
+    const earlier = await bookings.sameRequestSince(trx, request, now - BOOKING_DEDUPE_MS);
+    if (earlier) return { id: earlier, wasDup: true, rate: await peekQuota(trx, policy, subject, now) };
     const rate = await takeQuota(trx, policy, subject, now, 'Back off to the next UTC day.');
     const id = randomId('bkg');
-    await trx
-      .insertInto('bookings')
-      .values({
-        id,
-        resource_id: request.resourceId,
-        member_id: request.memberId,
-        token_id: request.tokenId,
-        start_at: request.start,
-        end_at: request.end,
-        purpose: request.purpose,
-        email: request.email,
-        status: 'queued',
-        reason: null,
-        created_at: now,
-        locked_until: null,
-        settled_at: null,
-      })
-      .execute();
+    await bookings.insert(trx, {
+      id,
+      resource_id: request.resourceId,
+      member_id: request.memberId,
+      token_id: request.tokenId,
+      start_at: request.start,
+      end_at: request.end,
+      purpose: request.purpose,
+      email: request.email,
+      status: 'queued',
+      reason: null,
+      created_at: now,
+      locked_until: null,
+      settled_at: null,
+    });
     return { id, wasDup: false, rate };
   });
 }

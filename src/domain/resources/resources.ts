@@ -1,4 +1,6 @@
 import { MS } from '../../clock.ts';
+import { bookings } from '../../storage/bookings.ts';
+import { resources } from '../../storage/resources.ts';
 import type { Executor } from '../../storage/schema.ts';
 import type { Clocked, Store } from '../ports.ts';
 import { isWindow, type OpeningHours, parseOpeningHours } from './opening-hours.ts';
@@ -29,42 +31,23 @@ export interface ResourceListing {
 /** Rooms and printers with their confirmed bookings ahead and the state of the booking queue. */
 export async function listResources(deps: Store & Clocked): Promise<ResourceListing> {
   const now = deps.clock.now();
-  const resources = await deps.db
-    .selectFrom('resources')
-    .selectAll()
-    .orderBy('kind')
-    .orderBy('name')
-    .execute();
-  const bookings = await deps.db
-    .selectFrom('bookings')
-    .select(['resource_id', 'status', 'start_at', 'end_at', 'created_at'])
-    .where((eb) =>
-      eb.or([
-        eb('status', '=', 'queued'),
-        eb.and([
-          eb('status', '=', 'confirmed'),
-          eb('end_at', '>', now),
-          eb('start_at', '<', now + AVAILABILITY_HORIZON_MS),
-        ]),
-      ]),
-    )
-    .orderBy('start_at')
-    .execute();
-  const queued = bookings.filter((b) => b.status === 'queued');
+  const all = await resources.all(deps.db);
+  const ahead = await bookings.queuedAndAhead(deps.db, now, now + AVAILABILITY_HORIZON_MS);
+  const queued = ahead.filter((b) => b.status === 'queued');
   const oldest = queued.reduce<number | null>(
     (min, b) => Math.min(min ?? Infinity, Number(b.created_at)),
     null,
   );
   const oldestAge = oldest === null ? null : Math.max(0, Math.floor((now - oldest) / MS.second));
   return {
-    resources: resources.map((r) => ({
+    resources: all.map((r) => ({
       id: r.id,
       kind: r.kind,
       name: r.name,
       capacity: Number(r.capacity),
       open_hours: parseOpeningHours(r.open_hours),
       bookable: Number(r.bookable) === 1,
-      busy: bookings
+      busy: ahead
         .filter((b) => b.resource_id === r.id && b.status === 'confirmed')
         .map((b) => ({
           start: new Date(Number(b.start_at)).toISOString(),
@@ -95,16 +78,12 @@ export async function saveResource(db: Executor, resource: ResourceDefinition): 
     throw new Error('opening hours: HH:MM-HH:MM (UTC) or "closed"');
   if (!Number.isInteger(resource.capacity) || resource.capacity < 1)
     throw new Error('capacity: an integer >= 1');
-  const values = {
+  await resources.save(db, {
+    id: resource.id,
     kind: resource.kind,
     name: resource.name,
     capacity: resource.capacity,
     open_hours: JSON.stringify(resource.openHours),
     bookable: resource.bookable ? 1 : 0,
-  };
-  await db
-    .insertInto('resources')
-    .values({ id: resource.id, ...values })
-    .onConflict((oc) => oc.column('id').doUpdateSet(values))
-    .execute();
+  });
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { decideEventRequest, listEventRequests, publishedEventUrl } from '../../domain/events/proposals.ts';
+import { eventRequests } from '../../storage/event-requests.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { defineOperatorList } from './operator-list.ts';
@@ -69,11 +70,7 @@ export const adminDecideEventRequest = defineOperation<typeof DecideInput.static
       detail: { reason },
       act: (scoped, operatorId) => decideEventRequest(scoped, id, decision, operatorId, reason),
       async view(db) {
-        const row = await db
-          .selectFrom('event_requests')
-          .select(['id', 'member_id', 'title', 'status', 'reason', 'event_id'])
-          .where('id', '=', id)
-          .executeTakeFirst();
+        const row = await eventRequests.operatorView(db, id);
         return row && { ...row, event_url: row.event_id ? publishedEventUrl(ctx.deps, id) : null };
       },
     });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { listFeedback, resolveFeedback } from '../../domain/feedback/triage.ts';
+import { feedback } from '../../storage/feedback.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { defineOperatorList } from './operator-list.ts';
@@ -59,12 +60,7 @@ export const adminResolveFeedback = defineOperation<typeof ResolveInput.static, 
       action: 'feedback.resolve',
       target: ticket_id,
       act: (scoped) => resolveFeedback(scoped, ticket_id),
-      view: (db) =>
-        db
-          .selectFrom('feedback')
-          .select(['ticket_id', 'status', 'category', 'priority'])
-          .where('ticket_id', '=', ticket_id)
-          .executeTakeFirst(),
+      view: (db) => feedback.operatorView(db, ticket_id),
     });
   },
 });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { decideHighlight, listHighlights } from '../../domain/highlights/highlights.ts';
+import { highlights } from '../../storage/highlights.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { defineOperatorList } from './operator-list.ts';
@@ -64,12 +65,7 @@ export const adminDecideHighlight = defineOperation<typeof DecideInput.static, u
       action: `highlight.${decision}`,
       target: id,
       act: (scoped, operatorId) => decideHighlight(scoped, id, decision, operatorId),
-      view: (db) =>
-        db
-          .selectFrom('highlights')
-          .select(['id', 'member_id', 'status'])
-          .where('id', '=', id)
-          .executeTakeFirst(),
+      view: (db) => highlights.operatorView(db, id),
     });
   },
 });

@@ -2,6 +2,7 @@ import { MS } from '../../clock.ts';
 import { apiError, isTransientFailure } from '../../core/errors.ts';
 import { idempotencyConflicts, idempotencyReplays } from '../../core/metrics.ts';
 import { sha256 } from '../../secrets.ts';
+import { idempotency } from '../../storage/idempotency.ts';
 import type { Executor } from '../../storage/schema.ts';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * MS.hour;
@@ -50,36 +51,16 @@ export async function claimIdempotencyKey(
   const keyHash = sha256(`${scope.principal}\n${scope.method}\n${scope.path}\n${scope.key}`);
   const fingerprint = sha256(canonical(input));
   for (let attempt = 0; attempt < 2; attempt++) {
-    const inserted = await db
-      .insertInto('idempotency')
-      .values({
-        key_hash: keyHash,
-        fingerprint,
-        state: 'in_flight',
-        status: null,
-        headers: null,
-        body: null,
-        created_at: now,
-        expires_at: now + IDEMPOTENCY_WINDOW_MS,
-      })
-      .onConflict((oc) => oc.column('key_hash').doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { kind: 'owner', keyHash };
+    const expiresAt = now + IDEMPOTENCY_WINDOW_MS;
+    if (await idempotency.claim(db, { keyHash, fingerprint, now, expiresAt }))
+      return { kind: 'owner', keyHash };
 
-    const row = await db
-      .selectFrom('idempotency')
-      .selectAll()
-      .where('key_hash', '=', keyHash)
-      .executeTakeFirst();
+    const row = await idempotency.find(db, keyHash);
     if (!row) continue;
     const abandoned = now - Number(row.created_at) > ABANDONED_AFTER_MS;
     const stale = Number(row.expires_at) <= now || (row.state === 'in_flight' && abandoned);
     if (stale) {
-      await db
-        .deleteFrom('idempotency')
-        .where('key_hash', '=', keyHash)
-        .where('created_at', '=', row.created_at)
-        .execute();
+      await idempotency.removeClaimMadeAt(db, keyHash, row.created_at);
       continue;
     }
     if (row.fingerprint !== fingerprint) {
@@ -115,12 +96,7 @@ export async function claimIdempotencyKey(
  * it applied instead of an abandoned claim it would run again.
  */
 export async function markIdempotencyApplied(trx: Executor, keyHash: string): Promise<void> {
-  await trx
-    .updateTable('idempotency')
-    .set({ state: 'applied' })
-    .where('key_hash', '=', keyHash)
-    .where('state', '=', 'in_flight')
-    .execute();
+  await idempotency.markApplied(trx, keyHash);
 }
 
 /** Only a successful first result is kept for replay; Location is the one header replayed. */
@@ -131,16 +107,11 @@ export async function completeIdempotencyKey(
 ): Promise<void> {
   const headers: Record<string, string> = {};
   if (response.headers.location) headers.location = response.headers.location;
-  await db
-    .updateTable('idempotency')
-    .set({
-      state: 'done',
-      status: response.status,
-      headers: JSON.stringify(headers),
-      body: JSON.stringify(response.body),
-    })
-    .where('key_hash', '=', keyHash)
-    .execute();
+  await idempotency.complete(db, keyHash, {
+    status: response.status,
+    headers: JSON.stringify(headers),
+    body: JSON.stringify(response.body),
+  });
 }
 
 /**
@@ -149,9 +120,7 @@ export async function completeIdempotencyKey(
  * never replayed: anything else keeps it, so a retry does not apply the operation twice.
  */
 export async function releaseIdempotencyKey(db: Executor, keyHash: string, refusal: boolean): Promise<void> {
-  let release = db.deleteFrom('idempotency').where('key_hash', '=', keyHash);
-  if (!refusal) release = release.where('state', '=', 'in_flight');
-  await release.execute();
+  await idempotency.release(db, keyHash, !refusal);
 }
 
 export interface FaultLog {

@@ -1,7 +1,7 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { StatementGroups } from './statement-groups.ts';
-import type { StorageCondition } from './storage-condition.ts';
+import type { StorageCondition } from '../storage-condition.ts';
+import { StatementGroups, unflagged } from './statement-groups.ts';
 
 /** Distinct statement texts given a name; past it a text runs unnamed (bounded per connection). */
 const MAX_NAMED = 500;
@@ -29,7 +29,7 @@ function nameOf(text: string): string | undefined {
  * a name: PostgreSQL then parses and plans it once instead of at every execution, and the driver
  * sends no Parse message after the first. The statements are the service's own (a bounded set of
  * texts), never text from a request. A transaction's statements also travel in groups
- * (src/storage/statement-groups.ts).
+ * (src/storage/engine/statement-groups.ts).
  */
 export function namingPool(pool: pg.Pool, pgModule: typeof pg, storage?: StorageCondition): PostgresPool {
   return {
@@ -66,8 +66,9 @@ function wrap(
   return {
     query: ((text: string | pg.Submittable, values: readonly unknown[]) => {
       if (typeof text !== 'string') return client.query(text);
-      const name = values.length > 0 ? nameOf(text) : undefined;
-      const answer = groups.query({ text, values: values as unknown[], name });
+      const { values: sent, flag } = unflagged(values);
+      const name = sent.length > 0 ? nameOf(text) : undefined;
+      const answer = groups.query({ text, values: sent, name }, flag);
       answer.then(text === 'commit' ? committed : undefined, failed);
       return answer;
     }) as unknown as PostgresPoolClient['query'],

@@ -1,6 +1,13 @@
-import { type Compilable, type CompiledQuery, PostgresAdapter, type RootOperationNode } from 'kysely';
-import type { Db, Executor } from './schema.ts';
-import { ANSWERED_LATER, DEFERRED_WRITE, LaterAnswer } from './statement-groups.ts';
+import {
+  type Compilable,
+  type CompiledQuery,
+  type Kysely,
+  PostgresAdapter,
+  type RawBuilder,
+  type RootOperationNode,
+} from 'kysely';
+import type { Db, Executor } from '../schema.ts';
+import { DEFERRED_WRITE, LaterAnswer } from './statement-groups.ts';
 
 const SENTINEL = '\u0000param:';
 
@@ -67,22 +74,24 @@ export function prepare<Row>(
   } = {},
 ) {
   // Keyed by the dialect adapter: the database and its transactions share one, and one SQL text.
-  const compiled = new WeakMap<object, CompiledQuery<Row>>();
+  // `deferred`: the flag goes along, to PostgreSQL only (statement groups); decided at compilation.
+  const compiled = new WeakMap<object, { query: CompiledQuery<Row>; deferred: boolean }>();
   return async (executor: Executor, ...args: unknown[]): Promise<Row[]> => {
     const adapter = executor.getExecutor().adapter;
-    let query = compiled.get(adapter);
-    if (!query) {
-      query = build(executor as Db).compile();
+    let prepared = compiled.get(adapter);
+    if (!prepared) {
+      const query = build(executor as Db).compile();
       if (unpreparable.get(adapter)?.(query.query))
         throw new Error(`a write of a table the lookup cache holds cannot be prepared: ${query.sql}`);
-      if (options.deferred) query = { ...query, sql: DEFERRED_WRITE + query.sql };
-      if (options.answeredLater) query = { ...query, sql: ANSWERED_LATER + query.sql };
-      compiled.set(adapter, query);
+      prepared = { query, deferred: options.deferred === true && adapter instanceof PostgresAdapter };
+      compiled.set(adapter, prepared);
     }
+    const { query } = prepared;
     const parameters = query.parameters.map((p) =>
       typeof p === 'string' && p.startsWith(SENTINEL) ? args[Number(p.slice(SENTINEL.length))] : p,
     );
     if (options.answeredLater) parameters.push(args.at(-1));
+    else if (prepared.deferred) parameters.push(DEFERRED_WRITE);
     if (options.directRead || executor.isTransaction) {
       const run = directRunners.get(adapter);
       if (run) return run(query.sql, parameters) as Row[];
@@ -90,6 +99,19 @@ export function prepare<Row>(
     const result = await executor.executeQuery<Row>({ ...query, parameters });
     return result.rows;
   };
+}
+
+/**
+ * Runs `query` as a deferred write (see DEFERRED_WRITE): on PostgreSQL, inside a transaction, it
+ * travels with the next statement; elsewhere it simply runs.
+ */
+export async function runDeferred(executor: Kysely<any>, query: RawBuilder<unknown>): Promise<void> {
+  const compiled = query.compile(executor);
+  if (!(executor.getExecutor().adapter instanceof PostgresAdapter)) {
+    await executor.executeQuery(compiled);
+    return;
+  }
+  await executor.executeQuery({ ...compiled, parameters: [...compiled.parameters, DEFERRED_WRITE] });
 }
 
 /**
@@ -118,7 +140,7 @@ export function prepareDirect<Row>(build: (db: Db) => Compilable<Row>) {
 /**
  * A prepared statement (PostgreSQL only) whose rows are awaited after its transaction ends: inside
  * one it travels with the next statement, at the latest the COMMIT, so a transaction of this one
- * statement costs one round trip (src/storage/statement-groups.ts). `rows` settles with the group it
+ * statement costs one round trip (src/storage/engine/statement-groups.ts). `rows` settles with the group it
  * travelled with: its rows once that group succeeded, else the group's error.
  */
 export function prepareAnsweredLater<Row>(build: (db: Db) => Compilable<Row>) {

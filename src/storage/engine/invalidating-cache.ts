@@ -8,7 +8,7 @@ export const EXTERNAL_CHECK_MS = 250;
  * revocations and tier changes made through the service take effect on the very next request.
  * Another process's commits: on the embedded engine SQLite's data_version reveals them within
  * EXTERNAL_CHECK_MS; on PostgreSQL a notification sent by the tables' triggers empties it
- * (storage/auth-listener.ts), and while that listener is not connected the cache is suspended:
+ * (storage/engine/auth-listener.ts), and while that listener is not connected the cache is suspended:
  * every lookup reads the database. The token lookup uses it for valid tokens only; refusals are
  * never cached.
  */

@@ -1,9 +1,9 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { engineOf } from './migration-0004.ts';
-import { REFUSE_FUNCTION, REFUSED_WRITE } from './refusals.ts';
+import { REFUSE_FUNCTION, REFUSED_WRITE } from '../engine/refusals.ts';
+import { engineOf } from './0004-member-operations.ts';
 
-/** PostgreSQL: the function through which a statement refuses to write (src/storage/refusals.ts). */
+/** PostgreSQL: the function through which a statement refuses to write (src/storage/engine/refusals.ts). */
 export const refusals: Migration = {
   async up(db: Kysely<any>) {
     if ((await engineOf(db)) !== 'postgres') return;

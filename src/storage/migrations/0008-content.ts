@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { engineOf } from './migration-0004.ts';
+import { engineOf } from './0004-member-operations.ts';
 
 /**
  * What the operator publishes from the content folder (`agent-commons content import`): newsletter

@@ -1,9 +1,8 @@
 import { type Compilable, sql, type Transaction } from 'kysely';
-import type { Database } from './database.ts';
-import { arg, prepare } from './prepared.ts';
-import type { Schema } from './schema.ts';
-import { LOCK_TIMEOUT_SQLSTATE, LOST_RACE_SQLSTATES, SERVER_CLASSES } from './sqlstates.ts';
-import { DEFERRED_WRITE } from './statement-groups.ts';
+import type { Database } from '../database.ts';
+import type { Schema } from '../schema.ts';
+import { LOCK_TIMEOUT_SQLSTATE, LOST_RACE_SQLSTATES, SERVER_CLASSES } from '../sqlstates.ts';
+import { arg, prepare, runDeferred } from './prepared.ts';
 
 export type WriteUnit<T> = (trx: Transaction<Schema>) => Promise<T>;
 
@@ -320,9 +319,7 @@ export class WriteBatcher {
           return;
         }
         if (this.database.engine === 'postgres')
-          await sql`${sql.raw(DEFERRED_WRITE)}select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(
-            trx,
-          );
+          await runDeferred(trx, sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
         for (const [index, item] of batch.entries()) {
           if (item.deadline !== undefined && item.deadline <= Date.now()) {
             settled.push(() => item.reject(new LockWaitTimedOut(this.lockWaitMs)));

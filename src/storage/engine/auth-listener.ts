@@ -8,9 +8,9 @@
 // docs/decisions.md#tokens.
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { AUTH_CHANGES_CHANNEL } from '../migrations/0013-auth-notify.ts';
+import { type CounterStoreLog, stderrLog } from '../window-counters.ts';
 import type { InvalidatingCache } from './invalidating-cache.ts';
-import { AUTH_CHANGES_CHANNEL } from './migration-0014-auth-notify.ts';
-import { type CounterStoreLog, stderrLog } from './window-counters.ts';
 
 /** How often the listening connection is asked to answer; no answer within as long suspends the cache. */
 const HEARTBEAT_MS = 1000;

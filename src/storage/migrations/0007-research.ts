@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { SQLITE_PASSAGES_TABLE } from './corpus-passages.ts';
-import { engineOf } from './migration-0004.ts';
+import { SQLITE_PASSAGES_TABLE } from '../corpus-passages.ts';
+import { engineOf } from './0004-member-operations.ts';
 
 /**
  * Research retrieval: documents are split into passages, stored on both engines. Each instance ranks

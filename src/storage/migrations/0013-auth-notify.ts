@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { engineOf } from './migration-0004.ts';
+import { engineOf } from './0004-member-operations.ts';
 
-/** The channel every PostgreSQL instance listens on to empty its lookup cache (storage/auth-listener.ts). */
+/** The channel every PostgreSQL instance listens on to empty its lookup cache (storage/engine/auth-listener.ts). */
 export const AUTH_CHANGES_CHANNEL = 'agent_commons_auth';
 
 /**

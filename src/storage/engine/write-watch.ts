@@ -63,7 +63,7 @@ export class WriteWatchPlugin implements KyselyPlugin {
 
   /**
    * Whether a query writes a watched table. Such a query must be built at each run: one compiled
-   * once and run many times (src/storage/prepared.ts) passes this plugin once, at its compilation.
+   * once and run many times (src/storage/engine/prepared.ts) passes this plugin once, at its compilation.
    */
   watches(node: RootOperationNode): boolean {
     return (

@@ -1,32 +1,43 @@
 import type pg from 'pg';
 
 /**
- * Marks a write whose caller needs no answer (no rows, no count). Inside a transaction such a write
+ * A statement's way of being sent, carried as its last parameter (StatementGroups takes it off and
+ * never sends it): a flag in the parameters, not in the SQL text, so the text (and its prepared
+ * name) is the same flagged or not and no code reads meaning out of SQL.
+ */
+export class StatementFlag {
+  private readonly flag: string;
+  constructor(flag: string) {
+    this.flag = flag;
+  }
+  toString(): string {
+    return this.flag;
+  }
+}
+
+/**
+ * A write whose caller needs no answer (no rows, no count). Inside a transaction such a write
  * waits on the connection and travels with the next statement (at the latest the COMMIT); if it
  * fails, that statement fails with its error, so the transaction still commits all or nothing.
- * A comment, so the same text runs unchanged on the embedded engine and outside a transaction.
+ * PostgreSQL only: prepare and runDeferred (src/storage/engine/prepared.ts) give it to no other engine.
  */
-export const DEFERRED_WRITE = '/* deferred */ ';
+export const DEFERRED_WRITE = new StatementFlag('deferred');
 
 /**
- * Marks a statement whose answer the caller awaits only after its transaction ends: inside a
- * transaction it is held like a deferred write and travels with the next statement (at the latest
- * the COMMIT), and its answer comes back with that group's. Its last parameter is the LaterAnswer
- * that receives it (it is not sent). Awaiting that answer before the transaction ends waits for ever.
+ * A statement whose answer the caller awaits only after its transaction ends carries this as its
+ * last parameter (not sent): inside a transaction it is held like a deferred write and travels with
+ * the next statement (at the latest the COMMIT), and its answer comes back with that group's.
+ * Awaiting that answer before the transaction ends waits for ever. It delivers that answer once the
+ * group it travelled with succeeded (for a COMMIT, once the transaction committed), or the group's
+ * error; a statement dropped unsent (rolled back before it left) is answered with an error too.
  */
-export const ANSWERED_LATER = '/* answered later */ ';
-
-/**
- * Where a statement marked ANSWERED_LATER delivers its answer: once the group it travelled with
- * succeeded (for a COMMIT, once the transaction committed), or the group's error; a statement
- * dropped unsent (rolled back before it left) is answered with an error too.
- */
-export class LaterAnswer {
+export class LaterAnswer extends StatementFlag {
   readonly promise: Promise<Answer>;
   resolve!: (answer: Answer) => void;
   reject!: (error: unknown) => void;
 
   constructor() {
+    super('answered later');
     this.promise = new Promise<Answer>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -71,6 +82,19 @@ interface Statement {
   later?: LaterAnswer;
 }
 
+/**
+ * A statement's parameters without the flag its last one may be (a StatementFlag or LaterAnswer),
+ * and that flag: checked on every statement, so it costs one comparison when there is none.
+ */
+export function unflagged(values: readonly unknown[]): {
+  values: unknown[];
+  flag: StatementFlag | undefined;
+} {
+  const last = values[values.length - 1];
+  if (last instanceof StatementFlag) return { values: values.slice(0, -1), flag: last };
+  return { values: values as unknown[], flag: undefined };
+}
+
 /** What a statement answered, as pg answers it (Kysely reads command, rowCount and rows). */
 export interface Answer {
   command: string | null;
@@ -109,12 +133,17 @@ export class StatementGroups {
     this.client = client;
   }
 
-  query(statement: Statement): Promise<Answer> {
-    if (!statement.text.startsWith(ANSWERED_LATER)) return this.route(statement);
-    const later = statement.values.at(-1);
-    if (!(later instanceof LaterAnswer))
-      throw new Error('a statement answered later takes its LaterAnswer last');
-    const own = { ...statement, values: statement.values.slice(0, -1), later };
+  /** `flag`: what the statement's last parameter carried (see unflagged), taken off its values. */
+  query(statement: Statement, flag?: StatementFlag): Promise<Answer> {
+    if (flag === undefined) return this.route(statement);
+    if (flag === DEFERRED_WRITE) {
+      if (!this.inTransaction) return this.route(statement);
+      this.held.push(statement);
+      return answered(null);
+    }
+    if (!(flag instanceof LaterAnswer))
+      throw new Error(`a statement flag StatementGroups does not know: ${flag}`);
+    const own = { ...statement, later: flag };
     if (!this.inTransaction) return this.route(own);
     this.held.push(own);
     return answered(null);
@@ -132,10 +161,6 @@ export class StatementGroups {
     if (this.inTransaction && values.length === 0) {
       const savepoint = SAVEPOINT_STATEMENT.exec(text);
       if (savepoint) return this.savepoint(statement, savepoint[1].toLowerCase(), savepoint[2]);
-    }
-    if (this.inTransaction && text.startsWith(DEFERRED_WRITE)) {
-      this.held.push(statement);
-      return answered(null);
     }
     if (this.held.length === 0) return this.send(statement);
     const held = this.held;

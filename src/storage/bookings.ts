@@ -1,0 +1,94 @@
+import type { BookingsTable, Executor } from './schema.ts';
+
+// Members' booking requests and the calendar's decisions on them (table bookings; the settling
+// queue's claims are queue.ts's).
+
+export const bookings = {
+  async insert(executor: Executor, booking: BookingsTable): Promise<void> {
+    await executor.insertInto('bookings').values(booking).execute();
+  },
+
+  /** A booking known to be there (a claimed one): Kysely's NoResultError if it is not. */
+  get(executor: Executor, id: string): Promise<BookingsTable> {
+    return executor.selectFrom('bookings').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  },
+
+  /** The member's request for the same resource and start made after `since`: its id. */
+  async sameRequestSince(
+    executor: Executor,
+    request: { memberId: string; resourceId: string; start: number },
+    since: number,
+  ): Promise<string | undefined> {
+    const row = await executor
+      .selectFrom('bookings')
+      .select('id')
+      .where('member_id', '=', request.memberId)
+      .where('resource_id', '=', request.resourceId)
+      .where('start_at', '=', request.start)
+      .where('created_at', '>', since)
+      .executeTakeFirst();
+    return row?.id;
+  },
+
+  /** Whether a confirmed booking of the resource overlaps [start, end). */
+  async overlapsConfirmed(
+    executor: Executor,
+    resourceId: string,
+    start: number,
+    end: number,
+  ): Promise<boolean> {
+    const clash = await executor
+      .selectFrom('bookings')
+      .select('id')
+      .where('resource_id', '=', resourceId)
+      .where('status', '=', 'confirmed')
+      .where('start_at', '<', end)
+      .where('end_at', '>', start)
+      .executeTakeFirst();
+    return clash !== undefined;
+  },
+
+  /** Queued bookings, and confirmed ones not ended at `now` that start before `horizon`; by start. */
+  queuedAndAhead(
+    executor: Executor,
+    now: number,
+    horizon: number,
+  ): Promise<Pick<BookingsTable, 'resource_id' | 'status' | 'start_at' | 'end_at' | 'created_at'>[]> {
+    return executor
+      .selectFrom('bookings')
+      .select(['resource_id', 'status', 'start_at', 'end_at', 'created_at'])
+      .where((eb) =>
+        eb.or([
+          eb('status', '=', 'queued'),
+          eb.and([eb('status', '=', 'confirmed'), eb('end_at', '>', now), eb('start_at', '<', horizon)]),
+        ]),
+      )
+      .orderBy('start_at')
+      .execute();
+  },
+
+  /** A member's latest 100 bookings by start, newest first, with their resource's name. */
+  ofMember(
+    executor: Executor,
+    memberId: string,
+  ): Promise<
+    (Pick<BookingsTable, 'id' | 'start_at' | 'end_at' | 'status' | 'reason' | 'purpose'> & { name: string })[]
+  > {
+    return executor
+      .selectFrom('bookings')
+      .innerJoin('resources', 'resources.id', 'bookings.resource_id')
+      .select([
+        'bookings.id',
+        'resources.name',
+        'bookings.start_at',
+        'bookings.end_at',
+        'bookings.status',
+        'bookings.reason',
+        'bookings.purpose',
+      ])
+      .where('bookings.member_id', '=', memberId)
+      .orderBy('bookings.start_at', 'desc')
+      .limit(100)
+      .execute();
+  },
+};

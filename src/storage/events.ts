@@ -1,0 +1,82 @@
+import type { EventsTable, Executor } from './schema.ts';
+
+// The events cache (table events): the platform feed's events, approved member proposals and local
+// ones; and when it was last refreshed (a row of settings).
+
+const REFRESHED_AT_KEY = 'events_refreshed_at';
+
+/** An event's columns but its id and URL: what a feed refresh writes over. */
+export type EventColumns = Omit<EventsTable, 'id' | 'platform_url'>;
+
+export const events = {
+  /** Events not ended at `now` (by their end, else their start), soonest first, at most `limit`. */
+  upcoming(executor: Executor, now: number, limit: number): Promise<EventsTable[]> {
+    return executor
+      .selectFrom('events')
+      .selectAll()
+      .where((eb) => eb(eb.fn.coalesce('end_at', 'start_at'), '>=', now))
+      .orderBy('start_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  },
+
+  /** How many events have not ended at `now`, as upcoming counts them. */
+  async countUpcoming(executor: Executor, now: number): Promise<number> {
+    const row = await executor
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where((eb) => eb(eb.fn.coalesce('end_at', 'start_at'), '>=', now))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
+
+  byUrl(executor: Executor, url: string): Promise<EventsTable | undefined> {
+    return executor.selectFrom('events').selectAll().where('platform_url', '=', url).executeTakeFirst();
+  },
+
+  /** The URLs of the events of one source. */
+  async urlsOf(executor: Executor, source: string): Promise<string[]> {
+    const rows = await executor
+      .selectFrom('events')
+      .select(['platform_url'])
+      .where('source', '=', source)
+      .execute();
+    return rows.map((row) => row.platform_url);
+  },
+
+  async removeByUrl(executor: Executor, url: string): Promise<void> {
+    await executor.deleteFrom('events').where('platform_url', '=', url).execute();
+  },
+
+  /** Writes an event by URL: a new row under `id`, or the columns of the one already there. */
+  async upsertByUrl(executor: Executor, id: string, url: string, columns: EventColumns): Promise<void> {
+    await executor
+      .insertInto('events')
+      .values({ id, platform_url: url, ...columns })
+      .onConflict((oc) => oc.column('platform_url').doUpdateSet(columns))
+      .execute();
+  },
+
+  async insert(executor: Executor, event: EventsTable): Promise<void> {
+    await executor.insertInto('events').values(event).execute();
+  },
+
+  /** When the cache was last refreshed (epoch ms), or null when never. */
+  async refreshedAt(executor: Executor): Promise<number | null> {
+    const row = await executor
+      .selectFrom('settings')
+      .select('value')
+      .where('key', '=', REFRESHED_AT_KEY)
+      .executeTakeFirst();
+    return row ? Number(row.value) : null;
+  },
+
+  async markRefreshed(executor: Executor, at: number): Promise<void> {
+    await executor
+      .insertInto('settings')
+      .values({ key: REFRESHED_AT_KEY, value: String(at) })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(at) }))
+      .execute();
+  },
+};

@@ -1,0 +1,74 @@
+import type { Executor } from './schema.ts';
+
+// The work queues' leases (tables rsvps and bookings, columns status and locked_until): a job is
+// due while queued, past its due time and not leased (or its lease ran out).
+
+/** Kysely cannot type a table chosen at run time; both queue tables have the columns used here. */
+type AnyQueue = { selectFrom(t: QueueTable): any; updateTable(t: QueueTable): any };
+
+export type QueueTable = 'rsvps' | 'bookings';
+
+const DUE_COLUMN = { rsvps: 'next_attempt_at', bookings: 'created_at' } as const;
+
+const unleased = (now: number) => (eb: any) =>
+  eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]);
+
+export const queue = {
+  /** Up to `limit` due jobs, by due time, with the lease each had (null: never leased). */
+  due(
+    executor: Executor,
+    table: QueueTable,
+    now: number,
+    limit: number,
+  ): Promise<{ id: string; locked_until: number | null }[]> {
+    const due = DUE_COLUMN[table];
+    return (executor as unknown as AnyQueue)
+      .selectFrom(table)
+      .select(['id', 'locked_until'])
+      .where('status', '=', 'queued')
+      .where(due, '<=', now)
+      .where(unleased(now))
+      .orderBy(due)
+      .limit(limit)
+      .execute();
+  },
+
+  /**
+   * Leases a job still queued and unleased at `now` until `lease`: a conditional update that
+   * succeeds for one caller only (on PostgreSQL a racing update re-checks it after the row lock).
+   */
+  async lease(
+    executor: Executor,
+    table: QueueTable,
+    id: string,
+    now: number,
+    lease: number,
+  ): Promise<boolean> {
+    const result = await (executor as unknown as AnyQueue)
+      .updateTable(table)
+      .set({ locked_until: lease })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .where(unleased(now))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  },
+
+  /** Writes `changes` and ends the lease, if the job still holds exactly `lease`: whether it did. */
+  async settle(
+    executor: Executor,
+    table: QueueTable,
+    id: string,
+    lease: number,
+    changes: Record<string, unknown>,
+  ): Promise<boolean> {
+    const result = await (executor as unknown as AnyQueue)
+      .updateTable(table)
+      .set({ ...changes, locked_until: null })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .where('locked_until', '=', lease)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  },
+};
