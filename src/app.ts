@@ -11,7 +11,6 @@ import type { Deps } from './operations/services.ts';
 import type { Operation } from './operations/types.ts';
 import { registerA2a } from './surfaces/a2a.ts';
 import { answerClientError } from './surfaces/client-errors.ts';
-import { type FrontDoor, frontDoor } from './surfaces/front-door.ts';
 import { registerHealthChecks } from './surfaces/health.ts';
 import { registerMcpSurface } from './surfaces/mcp.ts';
 import { registerMetricsPath } from './surfaces/metrics-endpoint.ts';
@@ -51,15 +50,6 @@ export interface AppOptions {
   extraOperations?: Operation[];
   /** false silences the log (tests); otherwise pino at the configured level. */
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
-  /** false: every request through Fastify (tests compare the two ways of answering a request). */
-  frontDoor?: boolean;
-}
-
-const frontDoorByApp = new WeakMap<FastifyInstance, FrontDoor>();
-
-/** The app's front door, if it has one (tests check which requests it answered). */
-export function frontDoorOf(app: FastifyInstance): FrontDoor | undefined {
-  return frontDoorByApp.get(app);
 }
 
 /**
@@ -92,16 +82,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   const operations = [...OPERATIONS, ...(options.extraOperations ?? [])];
   checkRegistry(operations);
   const loggerOption = options.logger ?? { level: deps.config.logLevel };
-  let direct: FrontDoor | undefined;
-  // One rule for the client address, read by Fastify's request.ip and by the front door alike.
+  // One rule for the client address, read by Fastify's request.ip and by the connection cap alike.
   const trust = compileProxyTrust(deps.config.trustProxy);
   const app = Fastify({
-    // GET operations and MCP and A2A POSTs are answered by the front door before Fastify routes them
-    // (src/surfaces/front-door.ts).
-    serverFactory: (handler) =>
-      httpServer(deps.config.connections, trust, (request, response) => {
-        if (!direct?.serve(request, response)) handler(request, response);
-      }),
+    // Every request, page or API, MCP or A2A, is Fastify's: a hook or plugin added once holds for all.
+    serverFactory: (handler) => httpServer(deps.config.connections, trust, handler),
     logger:
       loggerOption === false
         ? false
@@ -135,16 +120,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     const reading = readJson(body as string);
     return reading.ok ? done(null, reading.value) : done(refusedJson(reading.refused));
   });
-  // The same reading for the bodies the front door reads: the value, or the refusal the route gives.
-  const parseJsonBody = (body: string): unknown => {
-    const reading = readJson(body);
-    if (!reading.ok) throw refusedJson(reading.refused);
-    return reading.value;
-  };
 
-  // Set as the request arrives (a callback hook, no promise per request), so every reply carries them.
-  // The front door sets the same two headers itself: an app-wide hook added here does not run for
-  // what it answers, so add its effect there too (test/front-door.test.ts compares both ways).
+  // Set as the request arrives (a callback hook, no promise per request), so every reply carries them:
+  // the one place for a header every answer has.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
@@ -157,17 +135,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerAssets(app);
 
   registerRestOperations(app, deps, operations);
-  const endpoints = [registerMcpSurface(app, deps, operations), registerA2a(app, deps, operations)];
-  if (options.frontDoor !== false) {
-    const door = frontDoor(deps, operations, app.log, trust, endpoints, parseJsonBody);
-    // Once closing starts, Fastify answers (503 to new requests) as it would without the front door.
-    app.addHook('preClose', (done) => {
-      door.stop();
-      done();
-    });
-    direct = door;
-    frontDoorByApp.set(app, door);
-  }
+  registerMcpSurface(app, deps, operations);
+  registerA2a(app, deps, operations);
   registerRestFallbacks(app, deps);
   allowCrossOriginOAuth(app);
   registerOAuthDeviceFacade(app, deps);

@@ -23,14 +23,13 @@ import { chargeAnonymous } from '../operations/pipeline/charge.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
-import type { PostAnswer } from './front-door.ts';
 import { scopeChallengeFor } from './mcp-credentials.ts';
 import type { ExchangeAnswerer, HttpAnswer } from './mcp-exchange.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
 import { describeTool, type ToolOperation, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport } from './mcp-transport.ts';
-import { callRequestFrom, type HttpRequestView, JSON_TYPE } from './rest.ts';
+import { callRequestFrom, type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
 /** Servers kept for reuse: about the number of exchanges in flight at once under load. */
 const MAX_IDLE_SERVERS = 64;
@@ -72,7 +71,7 @@ export function mcpExchanges(
   operations: readonly Operation[],
   tools: readonly ToolOperation[],
   options: McpExchangeOptions,
-): (request: HttpRequestView) => Promise<PostAnswer> {
+): (request: HttpRequestView) => Promise<WholeAnswer> {
   const { path } = options;
   const byName = new Map(tools.map((op) => [op.mcpTool, op]));
   const listing = tools.map(describeTool);
@@ -176,8 +175,8 @@ export function mcpExchanges(
     return toolResult(result);
   }
 
-  /** One POST to the endpoint, answered whole: Fastify's route and the direct door send it as it is. */
-  return async function exchangeOf(request: HttpRequestView): Promise<PostAnswer> {
+  /** One POST to the endpoint, answered whole: its route sends it as it is. */
+  return async function exchangeOf(request: HttpRequestView): Promise<WholeAnswer> {
     const refusal = refuseHeaders(request);
     if (refusal)
       return { status: refusal.status, headers: { 'content-type': JSON_TYPE }, body: refusal.body };

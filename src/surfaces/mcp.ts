@@ -2,11 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bodyCapOf } from '../operations/body-cap.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
-import type { PostAnswer, PostEndpoint } from './front-door.ts';
 import type { McpExchangeOptions } from './mcp-exchanges.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
 import { mcpToolOperations } from './mcp-tools.ts';
-import { type HttpRequestView, JSON_TYPE } from './rest.ts';
+import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
 const MCP_PATH = '/api/mcp';
 /** Room for the JSON-RPC envelope around the largest tool arguments an operation accepts. */
@@ -34,14 +33,14 @@ export function registerMcpSurface(
   deps: Deps,
   operations: readonly Operation[],
   options: McpSurfaceOptions = {},
-): PostEndpoint {
+): void {
   const path = options.path ?? MCP_PATH;
   const tools = mcpToolOperations(operations);
   const bodyLimit = Math.max(...tools.map((op) => bodyCapOf(op, deps))) + ENVELOPE_BYTES;
   const exchangeOptions: McpExchangeOptions = { path, transport: options.transport ?? 'exchange' };
-  let exchanges: Promise<(request: HttpRequestView) => Promise<PostAnswer>> | undefined;
+  let exchanges: Promise<(request: HttpRequestView) => Promise<WholeAnswer>> | undefined;
 
-  async function exchangeOf(request: HttpRequestView): Promise<PostAnswer> {
+  async function exchangeOf(request: HttpRequestView): Promise<WholeAnswer> {
     exchanges ??= import('./mcp-exchanges.ts').then(
       (loaded) => loaded.mcpExchanges(deps, operations, tools, exchangeOptions),
       (error: unknown) => {
@@ -89,16 +88,4 @@ export function registerMcpSurface(
       },
     });
   });
-
-  return {
-    path,
-    bodyLimit,
-    commonHeaders: { 'access-control-expose-headers': EXPOSED },
-    exchange: exchangeOf,
-    failed: () => ({
-      status: 500,
-      headers: { 'content-type': JSON_TYPE },
-      body: jsonRpcError(500, 'Internal error').body,
-    }),
-  };
 }

@@ -13,7 +13,7 @@ import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import { type CallRequest, type HttpMessage, isRestOperation, type Operation } from '../operations/types.ts';
 
-/** What the pipeline reads of an HTTP request: a Fastify request, or node's behind the front door. */
+/** What the pipeline reads of an HTTP request (a Fastify request is one). */
 export interface HttpRequestView {
   id: string;
   ip: string;
@@ -99,13 +99,20 @@ export function deprecationHeaders(op: Operation): Record<string, string> {
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** A POST answered whole by a JSON-RPC endpoint (MCP, A2A): its route sends it as it is. */
+export interface WholeAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}
+
 /** Appends each header of `set` to a flat name, value list (the form node's writeHead takes). */
 function appendHeaders(list: string[], set: Record<string, string>): void {
   for (const name in set) list.push(name, set[name]);
 }
 
 /**
- * What REST sends for a pipeline result, on the Fastify route and at the front door alike: the JSON
+ * What REST sends for a pipeline result: the JSON
  * payload (the cached bytes, gzipped when the client takes gzip, or the body serialized), and the
  * headers beyond the request-id pair (the result's, the operation's deprecation, the encoding's)
  * appended to `headers` as name, value pairs. The sets never share a name, so nothing is merged
