@@ -207,24 +207,7 @@ interface Row {
   counts: Count[];
 }
 
-const servers = new Map<string, Server>([
-  ['hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/')],
-  [
-    'service',
-    await underCallgrind('service', ['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz'),
-  ],
-]);
-if (baseline)
-  servers.set(
-    'baseline',
-    await underCallgrind(
-      'baseline',
-      [join(baseline.tree, 'bin/agent-commons.js'), 'serve', '--no-seed'],
-      baseline.env,
-      '/healthz',
-      baseline.tree,
-    ),
-  );
+const servers = new Map<string, Server>();
 
 /** A Lua string literal (the bodies here are ASCII). */
 const lua = (text: string) => JSON.stringify(text);
@@ -323,6 +306,22 @@ async function count(row: Row): Promise<Count> {
 const medianOf = (row: Row) => median(row.counts.map((count) => count.perRequest));
 const functionLines: string[] = [];
 try {
+  servers.set('hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/'));
+  servers.set(
+    'service',
+    await underCallgrind('service', ['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz'),
+  );
+  if (baseline)
+    servers.set(
+      'baseline',
+      await underCallgrind(
+        'baseline',
+        [join(baseline.tree, 'bin/agent-commons.js'), 'serve', '--no-seed'],
+        baseline.env,
+        '/healthz',
+        baseline.tree,
+      ),
+    );
   // Warm: under callgrind the JIT takes minutes of wall time to reach the code a row runs warm, and
   // the service's rows share its code, so the rows are warmed in turns, as they are counted. They
   // are warm after a pass in which V8's helper threads (its compiler) did less than 5 % of the main
