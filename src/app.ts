@@ -6,6 +6,7 @@ import { acceptRequestId, compileProxyTrust, type ProxyTrust } from './http/clie
 import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
+import { requestLogger } from './http/request-logger.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Deps } from './operations/services.ts';
 import type { Operation } from './operations/types.ts';
@@ -98,6 +99,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
               req: (request) => ({ method: request.method, path: request.url.split('?')[0], id: request.id }),
             },
           },
+    // A request's logger becomes pino's child only when it logs a line (src/http/request-logger.ts);
+    // with no log, Fastify's own factory hands every request the silent logger itself.
+    childLoggerFactory: loggerOption === false ? undefined : requestLogger,
     trustProxy: trust,
     requestIdHeader: false,
     genReqId: (request) => acceptRequestId(request.headers['x-request-id']) ?? randomUUID(),
@@ -128,43 +132,49 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     reply.header('x-content-type-options', 'nosniff');
     done();
   });
-  // CSP, frame and referrer headers on every HTML answer; the cross-site check of every form.
-  securePages(app, deps.config);
-  // Every page's header says who is signed in (filled in as the page is sent).
-  showViewerInHeader(app, deps);
   registerAssets(app);
 
+  // The API: REST operations, MCP and A2A, with no hook that only pages need.
   registerRestOperations(app, deps, operations);
   registerMcpSurface(app, deps, operations);
   registerA2a(app, deps, operations);
   registerRestFallbacks(app, deps);
   allowCrossOriginOAuth(app);
-  registerOAuthDeviceFacade(app, deps);
-  registerClientRegistration(app, deps);
   registerWellKnown(app, deps, operations);
   registerPaymentDiscovery(app, deps);
-  registerSignInPages(app, deps);
-  registerOidcSignInPages(app, deps);
-  registerDeviceApprovalPages(app, deps);
-  registerOAuthConsentPages(app, deps);
-  registerAgentConsole(app, deps);
-  registerMembershipPage(app, deps);
-  registerCodeHostLinkPage(app, deps);
-  registerOperatorConsole(app, deps);
-  registerFeedbackTriage(app, deps);
-  registerEventProposalReview(app, deps);
-  registerBookingsPage(app, deps);
-  registerPublishedEventPage(app, deps);
-  registerHighlightsPage(app, deps);
-  registerNewsletterFeeds(app, deps);
-
   const openapi = buildOpenApi(deps, operations);
-  const reference = renderReferencePage(openapi);
   app.get('/openapi.json', async () => openapi);
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(reference));
-  registerHomePage(app, deps);
   // Liveness: the process answers. Readiness: the parts it stands on answer too, and it is not draining.
   registerHealthChecks(app, deps);
   registerMetricsPath(app, deps);
+
+  // The pages, in a scope of their own: its onSend hooks (the page headers, the viewer in the
+  // header) run for every answer of a page route, error and not-found pages included, and for no
+  // API answer, which never is HTML.
+  app.register(async (pages) => {
+    // CSP, frame and referrer headers on every HTML answer; the cross-site check of every form.
+    securePages(pages, deps.config);
+    // Every page's header says who is signed in (filled in as the page is sent).
+    showViewerInHeader(pages, deps);
+    registerOAuthDeviceFacade(pages, deps);
+    registerClientRegistration(pages, deps);
+    registerSignInPages(pages, deps);
+    registerOidcSignInPages(pages, deps);
+    registerDeviceApprovalPages(pages, deps);
+    registerOAuthConsentPages(pages, deps);
+    registerAgentConsole(pages, deps);
+    registerMembershipPage(pages, deps);
+    registerCodeHostLinkPage(pages, deps);
+    registerOperatorConsole(pages, deps);
+    registerFeedbackTriage(pages, deps);
+    registerEventProposalReview(pages, deps);
+    registerBookingsPage(pages, deps);
+    registerPublishedEventPage(pages, deps);
+    registerHighlightsPage(pages, deps);
+    registerNewsletterFeeds(pages, deps);
+    const reference = renderReferencePage(openapi);
+    pages.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(reference));
+    registerHomePage(pages, deps);
+  });
   return app;
 }

@@ -9,7 +9,7 @@ import { serializedPayload } from '../http/serialized-answers.ts';
 import { bodyCapOf, payloadTooLarge } from '../operations/body-cap.ts';
 import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
 import { chargeAnonymous } from '../operations/pipeline/charge.ts';
-import { runOperation } from '../operations/pipeline/run.ts';
+import { runOperationNow } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import { type CallRequest, type HttpMessage, isRestOperation, type Operation } from '../operations/types.ts';
 
@@ -132,6 +132,20 @@ export function restAnswer(
   return serialized.payload;
 }
 
+/** Sends a pipeline result as REST answers it (see restAnswer). */
+function sendResult(
+  reply: FastifyReply,
+  result: CallResult,
+  deprecation: Record<string, string> | undefined,
+): void {
+  const headers: string[] = [];
+  const payload = restAnswer(result, deprecation, header(reply.request, 'accept-encoding'), headers);
+  reply.code(result.status);
+  for (let i = 0; i < headers.length; i += 2) reply.header(headers[i], headers[i + 1]);
+  if (payload === undefined) reply.send();
+  else reply.type(JSON_TYPE).send(payload);
+}
+
 export function registerRestOperations(
   app: FastifyInstance,
   deps: Deps,
@@ -145,15 +159,21 @@ export function registerRestOperations(
         method: op.method,
         url,
         bodyLimit: bodyCapOf(op, deps),
-        handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        // Not an async function, and it returns nothing (Fastify would send what it returned): a
+        // call the pipeline answers at once (a cached read) is sent in the same turn, with no
+        // promise; one that waits is sent when it settles. A throw goes to the error handler either
+        // way, as from an async handler.
+        handler(request: FastifyRequest, reply: FastifyReply): void {
           const input = op.inputFrom === 'query' ? request.query : request.body;
-          const result = await runOperation(deps, op, callRequestFrom(request, input, operations));
-          const headers: string[] = [];
-          const payload = restAnswer(result, deprecation, header(request, 'accept-encoding'), headers);
-          reply.code(result.status);
-          for (let i = 0; i < headers.length; i += 2) reply.header(headers[i], headers[i + 1]);
-          if (payload === undefined) return reply.send();
-          return reply.type(JSON_TYPE).send(payload);
+          const running = runOperationNow(deps, op, callRequestFrom(request, input, operations));
+          if (!(running instanceof Promise)) {
+            sendResult(reply, running, deprecation);
+            return;
+          }
+          running.then(
+            (result) => sendResult(reply, result, deprecation),
+            (error: unknown) => reply.send(error instanceof Error ? error : new Error(String(error))),
+          );
         },
       });
     }
