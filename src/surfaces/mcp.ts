@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bodyCapOf } from '../operations/body-cap.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
-import type { McpExchangeOptions } from './mcp-exchanges.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
+import type { McpExchangeOptions } from './mcp-server-pool.ts';
 import { mcpToolOperations } from './mcp-tools.ts';
 import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
@@ -24,7 +24,7 @@ export interface McpSurfaceOptions {
 }
 
 /**
- * The MCP endpoint (Streamable HTTP, stateless, src/surfaces/mcp-exchanges.ts). Its exchanges, and
+ * The MCP endpoint (Streamable HTTP, stateless, src/surfaces/mcp-server-pool.ts). Its exchanges, and
  * with them the MCP SDK, are loaded at the first POST rather than at start: an instance no agent
  * speaks MCP to never holds the SDK (docs/decisions.md, "Libraries").
  */
@@ -41,7 +41,7 @@ export function registerMcpSurface(
   let exchanges: Promise<(request: HttpRequestView) => Promise<WholeAnswer>> | undefined;
 
   async function exchangeOf(request: HttpRequestView): Promise<WholeAnswer> {
-    exchanges ??= import('./mcp-exchanges.ts').then(
+    exchanges ??= import('./mcp-server-pool.ts').then(
       (loaded) => loaded.mcpExchanges(deps, operations, tools, exchangeOptions),
       (error: unknown) => {
         // Tried again by the next POST rather than failing every one after it.

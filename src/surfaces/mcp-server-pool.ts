@@ -1,4 +1,4 @@
-// The MCP endpoint's exchanges: each POST served by an SDK server from a pool, its tools/calls run
+// The MCP endpoint's pool of SDK servers: each POST served by one taken from the pool, its tools/calls run
 // through the same pipeline as REST. The SDK (with zod and its schemas, about 10 MB of heap) is
 // loaded with this module, which src/surfaces/mcp.ts imports at the endpoint's first POST.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -24,11 +24,11 @@ import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { scopeChallengeFor } from './mcp-credentials.ts';
-import type { ExchangeAnswerer, HttpAnswer } from './mcp-exchange.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
 import { describeTool, type ToolOperation, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport } from './mcp-transport.ts';
+import type { ExchangeAnswerer, HttpAnswer } from './mcp-transport-common.ts';
 import { callRequestFrom, type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
 /** Servers kept for reuse: about the number of exchanges in flight at once under load. */
