@@ -1,6 +1,7 @@
 // The MCP endpoint's pool of SDK servers: each POST served by one taken from the pool, its
-// tools/calls run through the same pipeline as REST. The SDK (with zod and its schemas, about 10 MB of heap) is
-// loaded with this module, which src/surfaces/mcp.ts imports at the endpoint's first POST.
+// tools/calls run through the same pipeline as REST. The SDK (with zod and its schemas, about
+// 10 MB of heap) is loaded with this module, which src/surfaces/mcp.ts imports at the endpoint's
+// first POST.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   type CallToolRequest,
