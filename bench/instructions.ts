@@ -1,12 +1,20 @@
 // Instructions a request costs, counted by valgrind's callgrind: a figure that does not move with
 // the machine's speed or with what else it runs (CPU time a request here moves by two to three times
-// from one machine to the next; docs/benchmarks.md). node:http's hello world (a), its
-// floors with (b)'s and (f)'s answers (b'', f''), the service's bearer setup-check (b) and its
-// anonymous upcoming read (f) each run under callgrind, are warmed, then counted in interleaved
-// rounds. A count: the counters are zeroed, wrk loads the row for a few seconds, the counters are
-// dumped, and the main thread's instructions are divided by the requests wrk saw answered. V8's
-// helper threads (its optimizing compiler, parts of the collector) are left out of the figure: their
-// work comes in bursts (a tier-up in one count, none in the next); their share is printed beside it.
+// from one machine to the next; docs/benchmarks.md). The rows: node:http's hello world; node:http
+// sending the bearer read's and the events list's answers as kept bytes (their floors); the service's
+// bearer read (setup-check), its anonymous events list, the same list as an MCP tools/call and as an
+// A2A tasks/send, and a durable highlight write on SQLite. Each server runs under callgrind, is
+// warmed, then counted in interleaved rounds. A count: the counters are zeroed, wrk loads the row for
+// a few seconds, the counters are dumped, and the main thread's instructions are divided by the
+// requests wrk saw answered. V8's helper threads (its optimizing compiler, parts of the collector)
+// are left out of the figure: their work comes in bursts (a tier-up in one count, none in the next);
+// their share is printed beside it.
+//
+// BENCH_BASELINE=<git revision> counts that revision's service beside this tree's in the same
+// interleaved rounds: it is checked out with `git worktree add` into the run's temporary folder (this
+// tree's node_modules linked in), served from a copy of the same database, and each service row is
+// counted on both; the function lists then show, row by row, where this tree's instructions differ
+// from the revision's.
 //
 // What it does not see: the kernel's work (the socket write, about half of a request's time on this
 // machine) and what a cache miss or a stall costs. So the figure is the user-space work a request
@@ -15,15 +23,27 @@
 //
 // Usage: node bench/instructions.ts  (valgrind and wrk from Debian; BENCH_INSTRUCTION_ROUNDS, 3 by
 // default; BENCH_INSTRUCTION_SECONDS a count, 8 by default; BENCH_INSTRUCTION_WARM_PASSES, 20;
-// BENCH_INSTRUCTION_FUNCTIONS, 25: how many functions to list where (b) and (f) differ from their
-// floors; BENCH_INSTRUCTION_NAMES=1 names the JavaScript functions among them)
-import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+// BENCH_INSTRUCTION_FUNCTIONS, 25: how many functions to list where a row differs from its floor or
+// its baseline; BENCH_INSTRUCTION_NAMES=1 names the JavaScript functions among them; BENCH_BASELINE,
+// a revision to count beside this tree). A run takes 12 to 15 minutes, about twice that with a
+// baseline; BENCH_INSTRUCTION_ROUNDS=2 shortens it.
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
 import { seedMemberReads } from './member-reads.ts';
 import {
   benchEnvironment,
   cli,
+  highlightStory,
+  mcpToolCall,
   median,
   mintBenchToken,
   pinLoadGenerator,
@@ -38,6 +58,7 @@ const ROUNDS = Number(process.env.BENCH_INSTRUCTION_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_INSTRUCTION_SECONDS ?? 8);
 const WARM_PASSES = Number(process.env.BENCH_INSTRUCTION_WARM_PASSES ?? 20);
 const FUNCTIONS = Number(process.env.BENCH_INSTRUCTION_FUNCTIONS ?? 25);
+const BASELINE = process.env.BENCH_BASELINE;
 // Names for the code V8 compiles, from its perf map. Off by default: in both runs with the map, the
 // service's JIT took a course native runs of the same load never show (docs/benchmarks.md).
 const NAMES = process.env.BENCH_INSTRUCTION_NAMES === '1';
@@ -50,12 +71,32 @@ const { dir, env } = benchEnvironment('agent-commons-instructions-');
 cli(['migrate'], env);
 await seedMemberReads(env.DATABASE_URL);
 const { token } = mintBenchToken(env, 'instructions', 'read:public,membership:read', false);
+const { token: writerToken } = mintBenchToken(env, 'instructions-writer', 'events:submit_recap', false);
+
+/** The revision BENCH_BASELINE names, checked out beside this tree, on a copy of the database. */
+function checkOutBaseline(revision: string): { tree: string; env: Record<string, string> } {
+  const tree = join(dir, 'baseline-tree');
+  execFileSync('git', ['worktree', 'add', '--detach', tree, revision], { stdio: 'ignore' });
+  symlinkSync(resolve('node_modules'), join(tree, 'node_modules'));
+  const database = env.DATABASE_URL.slice('sqlite:'.length);
+  const copy = join(dir, 'baseline.db');
+  for (const suffix of ['', '-wal', '-shm'])
+    if (existsSync(database + suffix)) copyFileSync(database + suffix, copy + suffix);
+  return { tree, env: { ...env, DATABASE_URL: `sqlite:${copy}` } };
+}
+const baseline = BASELINE ? checkOutBaseline(BASELINE) : undefined;
 
 /**
  * A server under callgrind, one dump file a thread. V8 writes code into its heap, which valgrind must
- * check for changes (--smc-check).
+ * check for changes (--smc-check). `cwd`: the tree it is served from (this one by default).
  */
-function underCallgrind(name: string, args: string[], serverEnv: Record<string, string>, health: string) {
+async function underCallgrind(
+  name: string,
+  args: string[],
+  serverEnv: Record<string, string>,
+  health: string,
+  cwd?: string,
+) {
   const launcher = [
     'valgrind',
     '--tool=callgrind',
@@ -72,7 +113,14 @@ function underCallgrind(name: string, args: string[], serverEnv: Record<string, 
     '--no-logfile-per-isolate',
   ];
   const node = NAMES ? [...logged, ...args] : args;
-  return startProcess(node, serverEnv, health, { launcher, timeoutMs: 300_000 });
+  const here = process.cwd();
+  // The server is spawned in the tree it serves, so what it reads by relative path is that tree's.
+  if (cwd) process.chdir(cwd);
+  try {
+    return await startProcess(node, serverEnv, health, { launcher, timeoutMs: 300_000 });
+  } finally {
+    process.chdir(here);
+  }
 }
 
 /**
@@ -147,41 +195,102 @@ interface Count {
 
 interface Row {
   label: string;
-  server: string;
+  server: 'hello' | 'service' | 'baseline';
   url: string;
   headers: Record<string, string>;
+  /** A POST's Lua script for wrk, made afresh for each count (its number makes its ids unique). */
+  script?: (count: number) => string;
+  /** The node:http row sending this row's answer: the function list shows where they differ. */
+  floor?: Row;
+  /** This tree's row that this one counts on the baseline revision. */
+  counterpart?: Row;
   counts: Count[];
 }
 
-const servers = new Map<string, Server>([
-  ['hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/')],
-  [
-    'service',
-    await underCallgrind('service', ['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz'),
-  ],
-]);
+const servers = new Map<string, Server>();
+
+/** A Lua string literal (the bodies here are ASCII). */
+const lua = (text: string) => JSON.stringify(text);
+
+/** wrk's Lua for a POST of one body, again and again. */
+const postOf = (body: string) => (): string => ['wrk.method = "POST"', `wrk.body = ${lua(body)}`].join('\n');
+
+/** wrk's Lua for highlight writes, each a story of its own (a fresh id: a durable insert, not a replay). */
+const highlightWrites = (count: number): string => {
+  const [before, after] = highlightStory('ID').split('"ID"');
+  return [
+    'wrk.method = "POST"',
+    'local n = 0',
+    'request = function()',
+    '  n = n + 1',
+    `  return wrk.format(nil, nil, nil, ${lua(`${before}"instructions-${count}-`)} .. n .. ${lua(`"${after}`)})`,
+    'end',
+  ].join('\n');
+};
+
 const bearer = { authorization: `Bearer ${token}` };
-const rowOf = (label: string, server: string, url: string, headers = {}): Row => ({
-  label,
-  server,
-  url,
-  headers,
-  counts: [],
+const mcp = mcpToolCall('/api/mcp', 'ic_events_list_upcoming', {});
+const a2a = {
+  'content-type': 'application/json',
+};
+const a2aBody = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tasks/send',
+  params: { capability: 'ic_events_list_upcoming', arguments: {} },
 });
-const rows = [
-  rowOf('(a) node:http hello world', 'hello', '/'),
-  rowOf("(b'') node:http, (b)'s answer", 'hello', '/setup-check'),
-  rowOf('(b) setup-check, bearer', 'service', '/api/agent/setup-check', bearer),
-  rowOf("(f'') node:http, (f)'s answer", 'hello', '/upcoming'),
-  rowOf('(f) upcoming, anonymous', 'service', '/api/events/upcoming'),
+const json = { 'content-type': 'application/json' };
+const rowOf = (
+  label: string,
+  server: Row['server'],
+  url: string,
+  headers: Record<string, string> = {},
+  extra: Partial<Row> = {},
+): Row => ({ label, server, url, headers, counts: [], ...extra });
+
+const hello = rowOf('node:http hello', 'hello', '/');
+const bearerFloor = rowOf('node:http floor of the bearer read', 'hello', '/setup-check');
+const eventsFloor = rowOf('node:http floor of the events list', 'hello', '/upcoming');
+const serviceRows = [
+  rowOf('bearer read (setup-check)', 'service', '/api/agent/setup-check', bearer, { floor: bearerFloor }),
+  rowOf('anonymous events list', 'service', '/api/events/upcoming', {}, { floor: eventsFloor }),
+  rowOf('MCP tools/call events list', 'service', mcp.url, mcp.headers, { script: postOf(mcp.body) }),
+  rowOf('A2A tasks/send events list', 'service', '/api/a2a', a2a, { script: postOf(a2aBody) }),
+  rowOf(
+    'durable highlight write (SQLite)',
+    'service',
+    '/api/ingest/highlights/pending',
+    { ...json, authorization: `Bearer ${writerToken}` },
+    { script: highlightWrites },
+  ),
 ];
-const [hello, setupFloor, setupCheck, upcomingFloor, upcoming] = rows;
+const baselineRows = baseline
+  ? serviceRows.map((row) =>
+      rowOf(`${row.label} at ${BASELINE}`, 'baseline', row.url, row.headers, {
+        script: row.script,
+        counterpart: row,
+      }),
+    )
+  : [];
+// Each service row beside its baseline, so the two are counted minutes apart at most.
+const rows = [
+  hello,
+  bearerFloor,
+  eventsFloor,
+  ...serviceRows.flatMap((row) => [row, ...baselineRows.filter((other) => other.counterpart === row)]),
+];
+let countsMade = 0;
 
 /** One count: the row's instructions a request over SECONDS of load. */
 async function count(row: Row): Promise<Count> {
   const server = servers.get(row.server)!;
+  let script: string | undefined;
+  if (row.script) {
+    script = join(dir, `count-${++countsMade}.lua`);
+    writeFileSync(script, row.script(countsMade));
+  }
   control('-z', server);
-  const output = wrk(server.url + row.url, SECONDS, row.headers, CONNECTIONS);
+  const output = wrk(server.url + row.url, SECONDS, row.headers, CONNECTIONS, script);
   const { main, mainInstructions, helperInstructions } = await dump(row.server, server);
   if (/Non-2xx/.test(output)) throw new Error(`${row.label}: answers other than 2xx:\n${output}`);
   const answered = Number(/(\d+) requests in/.exec(output)?.[1]);
@@ -195,10 +304,26 @@ async function count(row: Row): Promise<Count> {
 }
 
 const medianOf = (row: Row) => median(row.counts.map((count) => count.perRequest));
-let functionLines: string[] = [];
+const functionLines: string[] = [];
 try {
+  servers.set('hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/'));
+  servers.set(
+    'service',
+    await underCallgrind('service', ['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz'),
+  );
+  if (baseline)
+    servers.set(
+      'baseline',
+      await underCallgrind(
+        'baseline',
+        [join(baseline.tree, 'bin/agent-commons.js'), 'serve', '--no-seed'],
+        baseline.env,
+        '/healthz',
+        baseline.tree,
+      ),
+    );
   // Warm: under callgrind the JIT takes minutes of wall time to reach the code a row runs warm, and
-  // (b) and (f) share the service's code, so the rows are warmed in turns, as they are counted. They
+  // the service's rows share its code, so the rows are warmed in turns, as they are counted. They
   // are warm after a pass in which V8's helper threads (its compiler) did less than 5 % of the main
   // thread's work in every count and every count agreed with the row's last within 2 %
   // (WARM_PASSES at most).
@@ -223,15 +348,20 @@ try {
       `round ${round}: ${rows.map((row) => `${row.label} ${row.counts.at(-1)!.perRequest}`).join('; ')}`,
     );
   }
-  functionLines = [
-    ...functionDifferences("(b) against (b'')", setupCheck, setupFloor),
-    ...functionDifferences("(f) against (f'')", upcoming, upcomingFloor),
-  ];
+  for (const row of rows) {
+    if (row.floor)
+      functionLines.push(...functionDifferences(`${row.label} against ${row.floor.label}`, row, row.floor));
+    if (row.counterpart)
+      functionLines.push(
+        ...functionDifferences(`${row.counterpart.label} against ${BASELINE}`, row.counterpart, row),
+      );
+  }
 } finally {
   for (const server of servers.values()) {
     await server.stop();
     if (NAMES) rmSync(`/tmp/perf-${server.child.pid}.map`, { force: true });
   }
+  if (baseline) execFileSync('git', ['worktree', 'remove', '--force', baseline.tree], { stdio: 'ignore' });
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -240,6 +370,7 @@ try {
  * main thread, the last round's counts). Code V8 compiled at run time has no symbol: it is one entry.
  */
 function functionDifferences(title: string, row: Row, floor: Row): string[] {
+  if (!row.counts.length || !floor.counts.length) return [];
   const [rowCosts, floorCosts] = [row, floor].map(({ counts }) => functionCosts(counts.at(-1)!));
   const names = new Set([...rowCosts.keys(), ...floorCosts.keys()]);
   const differences = [...names]
@@ -312,12 +443,19 @@ for (const row of rows)
     `  ${row.label}: ${medianOf(row)} (${row.counts.map((count) => count.perRequest).join(', ')}; helpers ` +
       `${row.counts.map((count) => count.helpersPerRequest).join(', ')})`,
   );
-// As the timed rows read: the requests one row answers for the work of one of the other's.
-const share = (row: Row, of: Row) => `${Math.round((100 * medianOf(of)) / medianOf(row))} %`;
-console.log(
-  `(b) of (a) ${share(setupCheck, hello)}, of (b'') ${share(setupCheck, setupFloor)}; (f) of (f'') ` +
-    `${share(upcoming, upcomingFloor)}; (b'') of (a) ${share(setupFloor, hello)}. The service's own ` +
-    `instructions above the floor: (b) ${medianOf(setupCheck) - medianOf(setupFloor)}, (f) ` +
-    `${medianOf(upcoming) - medianOf(upcomingFloor)}.`,
-);
+// As the timed rows read: a service row's instructions above its floor, and against the baseline.
+for (const row of rows) {
+  if (row.floor)
+    console.log(
+      `${row.label}: ${Math.round((100 * medianOf(row.floor)) / medianOf(row))} % of it is its floor's; ` +
+        `the service's own instructions above the floor: ${medianOf(row) - medianOf(row.floor)}.`,
+    );
+  if (row.counterpart) {
+    const change = (100 * (medianOf(row.counterpart) - medianOf(row))) / medianOf(row);
+    console.log(
+      `${row.counterpart.label}: ${medianOf(row.counterpart)} against ${medianOf(row)} at ${BASELINE} ` +
+        `(${change >= 0 ? '+' : ''}${change.toFixed(1)} %).`,
+    );
+  }
+}
 for (const line of functionLines) console.log(line);

@@ -1,5 +1,5 @@
-// The bearer read's own code in two checkouts side by side in one process: each tree's front door answers setup-check
-// with a bearer (no socket, no node:http, as bench/own-code.ts), in alternating rounds of 50 000
+// The bearer read's own code in two checkouts side by side in one process: each tree's pipeline answers setup-check
+// with a bearer (no socket, no node:http, no Fastify, as bench/own-code.ts), in alternating rounds of 50 000
 // reads, and the median of the per-round differences is printed. A change of a microsecond in our
 // own code shows here when the loaded server's figures move more than that from minute to minute.
 // BENCH_CREDENTIAL=session reads /api/tier/me with a browser session's cookie instead (the session membership read),
@@ -11,7 +11,7 @@ import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { seedMemberReads } from './member-reads.ts';
-import { directReader } from './own-code.ts';
+import { pipelineReader } from './own-code.ts';
 import { benchEnvironment, cli, median, mintBenchToken } from './support.ts';
 
 const other = process.env.BENCH_COMPARE_DIR;
@@ -54,13 +54,12 @@ for (const [label, dir] of [
   const { loadConfig } = await import(`${dir}/src/config.ts`);
   const { createDeps } = await import(`${dir}/src/deps.ts`);
   const { OPERATIONS } = await import(`${dir}/src/operations/registry.ts`);
-  const { frontDoor } = await import(`${dir}/src/surfaces/front-door.ts`);
+  const { runOperation } = await import(`${dir}/src/operations/pipeline/run.ts`);
+  const { callRequestFrom, restAnswer } = await import(`${dir}/src/surfaces/rest.ts`);
+  const { queryInput } = await import(`${dir}/src/http/client.ts`);
   const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
-  const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
-  // No proxy trusted: a compiled rule where the tree has one (compileProxyTrust), before that a flag.
-  const { compileProxyTrust } = await import(`${dir}/src/http/client.ts`);
-  const noProxy = compileProxyTrust ? compileProxyTrust({ hops: 0 }) : false;
-  const reader = directReader(frontDoor(deps, OPERATIONS, log, noProxy), path, headers);
+  const tree = { OPERATIONS, runOperation, callRequestFrom, restAnswer, queryInput };
+  const reader = pipelineReader(tree, deps, path, headers);
   sides.push({ label, deps, ...reader, micros: [] as number[] });
 }
 

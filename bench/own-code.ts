@@ -1,27 +1,28 @@
-// Own code in process: what our own code costs per direct read (the anonymous upcoming list; setup-check
-// with a bearer), measured in this process with no socket and no node:http, so it is free of the
-// load generator and of the loopback. The req/s rows mix it with node:http's and the kernel's share;
-// this figure is the part a change to src/ can move.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// Own code in process: what our own code costs per read (the anonymous upcoming list; setup-check with a
+// bearer), measured in this process with no socket, no node:http and no Fastify, so it is free of
+// the load generator, of the loopback and of the framework: the request's view built, the pipeline
+// run and the REST answer's payload and headers made, as the REST route does. The req/s rows mix it
+// with node:http's, Fastify's and the kernel's share; this figure is the part a change to src/ can move.
 import { loadConfig } from '../src/config.ts';
 import { createDeps } from '../src/deps.ts';
-import { compileProxyTrust } from '../src/http/client.ts';
+import { queryInput } from '../src/http/client.ts';
+import { runOperation } from '../src/operations/pipeline/run.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
-import { type FrontDoor, frontDoor } from '../src/surfaces/front-door.ts';
+import type { Operation } from '../src/operations/types.ts';
+import { callRequestFrom, restAnswer } from '../src/surfaces/rest.ts';
 
 const ROUNDS = 5;
 const READS_PER_ROUND = 200_000;
 
-/** Median over rounds of the microseconds one direct read of `path` takes in our code. */
+/** Median over rounds of the microseconds one read of `path` takes in our code. */
 export async function ownCodePerRead(
   env: Record<string, string>,
   path = '/api/events/upcoming',
   headers: Record<string, string> = {},
 ): Promise<number> {
   const deps = await createDeps(loadConfig({ ...process.env, ...env }, { seedDemo: false }));
-  const log = { level: 'warn', info() {}, error: (details: unknown) => console.error(details) };
-  const reads = frontDoor(deps, OPERATIONS, log, compileProxyTrust(deps.config.trustProxy));
-  const { read, status } = directReader(reads, path, headers);
+  const tree = { OPERATIONS, runOperation, callRequestFrom, restAnswer, queryInput };
+  const { read, status } = pipelineReader(tree, deps, path, headers);
   try {
     const rounds: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -36,38 +37,46 @@ export async function ownCodePerRead(
   }
 }
 
+/** What a reader takes of a source tree (this one, or another checkout's, loaded by path). */
+export interface TreeModules {
+  OPERATIONS: readonly Operation[];
+  runOperation: typeof runOperation;
+  callRequestFrom: typeof callRequestFrom;
+  restAnswer: typeof restAnswer;
+  queryInput: typeof queryInput;
+}
+
 /**
- * One direct read of `path` through a front door, as a promise that settles when it is answered,
- * with only what direct reads touch of node's request and response. Every read uses the same
- * request object, and so the same socket, as a kept-alive client's requests do.
+ * One GET of `path` as the REST route runs it, without the route: the request's view, the pipeline,
+ * the answer's payload and headers. Every read uses the same request object, and so the same
+ * connection, as a kept-alive client's requests do.
  */
-export function directReader(
-  door: FrontDoor,
+export function pipelineReader(
+  tree: TreeModules,
+  deps: Parameters<typeof runOperation>[0],
   path: string,
   headers: Record<string, string>,
 ): { read: () => Promise<void>; status: () => number } {
+  const mark = path.indexOf('?');
+  const route = mark === -1 ? path : path.slice(0, mark);
+  const op = tree.OPERATIONS.find((candidate) => candidate.path === route && candidate.method === 'GET');
+  if (!op) throw new Error(`no GET operation at ${route}`);
+  const query = mark === -1 ? '' : path.slice(mark + 1);
   const request = {
+    id: 'own-code',
+    ip: '127.0.0.1',
     method: 'GET',
     url: path,
     headers: { host: '127.0.0.1', connection: 'keep-alive', ...headers },
-    socket: { remoteAddress: '127.0.0.1' },
-  } as unknown as IncomingMessage;
-  let answered: () => void = () => {};
+    socket: {},
+  };
   let status = 0;
-  const response = {
-    headersSent: false,
-    writeHead(code: number) {
-      status = code;
-    },
-    end() {
-      answered();
-    },
-    destroy() {},
-  } as unknown as ServerResponse;
-  const read = () =>
-    new Promise<void>((resolve) => {
-      answered = resolve;
-      if (!door.serve(request, response)) throw new Error(`${path} was not answered directly`);
-    });
+  const read = async () => {
+    const call = tree.callRequestFrom(request, tree.queryInput(query), tree.OPERATIONS);
+    const result = await tree.runOperation(deps, op, call);
+    const answerHeaders: string[] = ['x-request-id', request.id];
+    tree.restAnswer(result, undefined, undefined, answerHeaders);
+    status = result.status;
+  };
   return { read, status: () => status };
 }

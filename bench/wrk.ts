@@ -15,14 +15,19 @@ function milliseconds(text: string): number {
   return Math.round(Number(value) * scale * 100) / 100;
 }
 
-/** wrk's report of `seconds` of load on `url`: one thread, `connections` connections. */
+/**
+ * wrk's report of `seconds` of load on `url`: one thread, `connections` connections; `script`, a
+ * Lua file that shapes the requests (a POST and its body, say).
+ */
 export function wrk(
   url: string,
   seconds: number,
   headers: Record<string, string>,
   connections = CONNECTIONS,
+  script?: string,
 ): string {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
+  if (script) args.push('-s', script);
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   // This process is pinned to core 1 (pinLoadGenerator); wrk inherits it.
   const run = spawnSync('wrk', [...args, url], { encoding: 'utf8' });

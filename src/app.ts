@@ -6,12 +6,12 @@ import { acceptRequestId, compileProxyTrust, type ProxyTrust } from './http/clie
 import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
+import { requestLogger } from './http/request-logger.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Deps } from './operations/services.ts';
 import type { Operation } from './operations/types.ts';
 import { registerA2a } from './surfaces/a2a.ts';
 import { answerClientError } from './surfaces/client-errors.ts';
-import { type FrontDoor, frontDoor } from './surfaces/front-door.ts';
 import { registerHealthChecks } from './surfaces/health.ts';
 import { registerMcpSurface } from './surfaces/mcp.ts';
 import { registerMetricsPath } from './surfaces/metrics-endpoint.ts';
@@ -51,15 +51,6 @@ export interface AppOptions {
   extraOperations?: Operation[];
   /** false silences the log (tests); otherwise pino at the configured level. */
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
-  /** false: every request through Fastify (tests compare the two ways of answering a request). */
-  frontDoor?: boolean;
-}
-
-const frontDoorByApp = new WeakMap<FastifyInstance, FrontDoor>();
-
-/** The app's front door, if it has one (tests check which requests it answered). */
-export function frontDoorOf(app: FastifyInstance): FrontDoor | undefined {
-  return frontDoorByApp.get(app);
 }
 
 /**
@@ -92,16 +83,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   const operations = [...OPERATIONS, ...(options.extraOperations ?? [])];
   checkRegistry(operations);
   const loggerOption = options.logger ?? { level: deps.config.logLevel };
-  let direct: FrontDoor | undefined;
-  // One rule for the client address, read by Fastify's request.ip and by the front door alike.
+  // One rule for the client address, read by Fastify's request.ip and by the connection cap alike.
   const trust = compileProxyTrust(deps.config.trustProxy);
   const app = Fastify({
-    // GET operations and MCP and A2A POSTs are answered by the front door before Fastify routes them
-    // (src/surfaces/front-door.ts).
-    serverFactory: (handler) =>
-      httpServer(deps.config.connections, trust, (request, response) => {
-        if (!direct?.serve(request, response)) handler(request, response);
-      }),
+    // Every request, page or API, MCP or A2A, is Fastify's: a hook or plugin added once holds for all.
+    serverFactory: (handler) => httpServer(deps.config.connections, trust, handler),
     logger:
       loggerOption === false
         ? false
@@ -113,6 +99,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
               req: (request) => ({ method: request.method, path: request.url.split('?')[0], id: request.id }),
             },
           },
+    // A request's logger becomes pino's child only when it logs a line (src/http/request-logger.ts);
+    // with no log, Fastify's own factory hands every request the silent logger itself.
+    childLoggerFactory: loggerOption === false ? undefined : requestLogger,
     trustProxy: trust,
     requestIdHeader: false,
     genReqId: (request) => acceptRequestId(request.headers['x-request-id']) ?? randomUUID(),
@@ -135,67 +124,57 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     const reading = readJson(body as string);
     return reading.ok ? done(null, reading.value) : done(refusedJson(reading.refused));
   });
-  // The same reading for the bodies the front door reads: the value, or the refusal the route gives.
-  const parseJsonBody = (body: string): unknown => {
-    const reading = readJson(body);
-    if (!reading.ok) throw refusedJson(reading.refused);
-    return reading.value;
-  };
 
-  // Set as the request arrives (a callback hook, no promise per request), so every reply carries them.
-  // The front door sets the same two headers itself: an app-wide hook added here does not run for
-  // what it answers, so add its effect there too (test/front-door.test.ts compares both ways).
+  // Set as the request arrives (a callback hook, no promise per request), so every reply carries them:
+  // the one place for a header every answer has.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     done();
   });
-  // CSP, frame and referrer headers on every HTML answer; the cross-site check of every form.
-  securePages(app, deps.config);
-  // Every page's header says who is signed in (filled in as the page is sent).
-  showViewerInHeader(app, deps);
   registerAssets(app);
 
+  // The API: REST operations, MCP and A2A, with no hook that only pages need.
   registerRestOperations(app, deps, operations);
-  const endpoints = [registerMcpSurface(app, deps, operations), registerA2a(app, deps, operations)];
-  if (options.frontDoor !== false) {
-    const door = frontDoor(deps, operations, app.log, trust, endpoints, parseJsonBody);
-    // Once closing starts, Fastify answers (503 to new requests) as it would without the front door.
-    app.addHook('preClose', (done) => {
-      door.stop();
-      done();
-    });
-    direct = door;
-    frontDoorByApp.set(app, door);
-  }
+  registerMcpSurface(app, deps, operations);
+  registerA2a(app, deps, operations);
   registerRestFallbacks(app, deps);
   allowCrossOriginOAuth(app);
-  registerOAuthDeviceFacade(app, deps);
-  registerClientRegistration(app, deps);
   registerWellKnown(app, deps, operations);
   registerPaymentDiscovery(app, deps);
-  registerSignInPages(app, deps);
-  registerOidcSignInPages(app, deps);
-  registerDeviceApprovalPages(app, deps);
-  registerOAuthConsentPages(app, deps);
-  registerAgentConsole(app, deps);
-  registerMembershipPage(app, deps);
-  registerCodeHostLinkPage(app, deps);
-  registerOperatorConsole(app, deps);
-  registerFeedbackTriage(app, deps);
-  registerEventProposalReview(app, deps);
-  registerBookingsPage(app, deps);
-  registerPublishedEventPage(app, deps);
-  registerHighlightsPage(app, deps);
-  registerNewsletterFeeds(app, deps);
-
   const openapi = buildOpenApi(deps, operations);
-  const reference = renderReferencePage(openapi);
   app.get('/openapi.json', async () => openapi);
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(reference));
-  registerHomePage(app, deps);
   // Liveness: the process answers. Readiness: the parts it stands on answer too, and it is not draining.
   registerHealthChecks(app, deps);
   registerMetricsPath(app, deps);
+
+  // The pages, in a scope of their own: its onSend hooks (the page headers, the viewer in the
+  // header) run for every answer of a page route, error and not-found pages included, and for no
+  // API answer, which never is HTML.
+  app.register(async (pages) => {
+    // CSP, frame and referrer headers on every HTML answer; the cross-site check of every form.
+    securePages(pages, deps.config);
+    // Every page's header says who is signed in (filled in as the page is sent).
+    showViewerInHeader(pages, deps);
+    registerOAuthDeviceFacade(pages, deps);
+    registerClientRegistration(pages, deps);
+    registerSignInPages(pages, deps);
+    registerOidcSignInPages(pages, deps);
+    registerDeviceApprovalPages(pages, deps);
+    registerOAuthConsentPages(pages, deps);
+    registerAgentConsole(pages, deps);
+    registerMembershipPage(pages, deps);
+    registerCodeHostLinkPage(pages, deps);
+    registerOperatorConsole(pages, deps);
+    registerFeedbackTriage(pages, deps);
+    registerEventProposalReview(pages, deps);
+    registerBookingsPage(pages, deps);
+    registerPublishedEventPage(pages, deps);
+    registerHighlightsPage(pages, deps);
+    registerNewsletterFeeds(pages, deps);
+    const reference = renderReferencePage(openapi);
+    pages.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(reference));
+    registerHomePage(pages, deps);
+  });
   return app;
 }

@@ -51,9 +51,9 @@ for (const engine of engines) {
     const args = (member: string) => `{"message":"Filed with a prototype key.",${member}}`;
 
     for (const key of KEYS) {
-      test(`${key.name}: REST (front door and Fastify route) and batch answer 400 invalid_json`, async () => {
+      test(`${key.name}: REST (over the wire and injected) and batch answer 400 invalid_json`, async () => {
         const before = await feedbackCount();
-        const front = await post('/api/agent/feedback', args(key.member));
+        const wire = await post('/api/agent/feedback', args(key.member));
         const routed = await t.app.inject({
           method: 'POST',
           url: '/api/agent/feedback',
@@ -65,8 +65,8 @@ for (const engine of engines) {
           `{"requests":[{"id":"a","method":"GET","path":"/api/health",${key.member}}]}`,
         );
         for (const [label, status, body] of [
-          ['front door', front.status, front.body],
-          ['Fastify route', routed.statusCode, routed.json()],
+          ['over the wire', wire.status, wire.body],
+          ['injected', routed.statusCode, routed.json()],
           ['batch', batch.status, batch.body],
         ] as const) {
           assert.equal(status, 400, label);

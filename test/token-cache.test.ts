@@ -66,7 +66,7 @@ describe('token lookup cache (sqlite)', () => {
   const tierMe = (session: string) =>
     t.call('GET', '/api/tier/me', { headers: { cookie: `${SESSION_COOKIE}=${session}` } });
 
-  /** /api/tier/me run in process, as the front door runs it: answered at once while the status is kept. */
+  /** /api/tier/me run in process, as the REST route runs it: answered at once while the status is kept. */
   function keptTierAnswer(session: string) {
     const headers = { cookie: `${SESSION_COOKIE}=${session}` };
     const answer = runOperationNow(

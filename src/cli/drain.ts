@@ -73,7 +73,7 @@ async function drainThenExit(parts: DrainParts, signal: NodeJS.Signals): Promise
     app.log.warn({ graceMs }, 'draining: grace period over, closing the connections still open');
     app.server.closeAllConnections();
   }
-  // Fastify's own close (its hooks, the front door) once nothing is left to answer: closing it first
+  // Fastify's own close (its hooks) once nothing is left to answer: closing it first
   // would answer 503 to a request arriving on a keep-alive connection that was busy at the signal.
   await app.close().catch(() => {});
   const released = await releaseHeldLeases(deps.db, deps.clock.now()).catch((error: unknown) => {

@@ -21,7 +21,10 @@ export type TrustedProxies = { readonly hops: number } | { readonly addresses: r
 /** Whether the address `hop` steps from the socket (0: the socket's peer) is a trusted proxy. */
 export type ProxyTrust = (address: string, hop: number) => boolean;
 
-/** The one rule both Fastify (its `trustProxy` option) and the front door read the client by. */
+/**
+ * The one rule both Fastify (its `trustProxy` option) and the per-address connection cap read the
+ * client by.
+ */
 export function compileProxyTrust(trusted: TrustedProxies): ProxyTrust {
   if ('addresses' in trusted) return proxyAddr.compile([...trusted.addresses]);
   const { hops } = trusted;
@@ -72,7 +75,7 @@ function decodeOrSkip(value: string): string | undefined {
 
 /**
  * An operation's query input from the text after `?`, parsed as Fastify's router parses it
- * (fast-querystring: repeated names become lists), for the front door and batch items alike.
+ * (fast-querystring: repeated names become lists), for batch items.
  */
 export function queryInput(query: string): Record<string, unknown> {
   return query.length === 0 ? {} : parse(query);

@@ -1,7 +1,7 @@
 import secureJson from 'secure-json-parse';
 
 /**
- * The one rule for the keys of a JSON body, on REST (its operations and batches, the front door),
+ * The one rule for the keys of a JSON body, on REST (its operations and batches),
  * MCP and A2A alike: a `__proto__` key, or a `constructor` holding a `prototype`, is refused whole
  * with this message (docs/decisions.md, "JSON keys that reach a prototype"). Parsed as anything
  * else, such a key is dropped, or sets the prototype, by the first copy that assigns it.

@@ -12,8 +12,7 @@ import { A2A_PATH, capabilitiesOf, registerAgentCard } from './a2a-card.ts';
 import { errorData, type FailureContext, failureOf, RPC } from './a2a-errors.ts';
 import { callMethod, type MethodContext, type RpcError, RpcFailure } from './a2a-methods.ts';
 import { LEGACY_VERSION, negotiateVersion } from './a2a-version.ts';
-import type { PostAnswer, PostEndpoint } from './front-door.ts';
-import { type HttpRequestView, header, JSON_TYPE } from './rest.ts';
+import { type HttpRequestView, header, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
 /** More entries than this in one batch is refused whole: each entry is a full operation call. */
 export const MAX_BATCH = 20;
@@ -113,15 +112,9 @@ function versionAsked(
 
 /**
  * The A2A surface: JSON-RPC 2.0 at /api/a2a and the agent card. Every call goes through the same
- * pipeline as REST (ARCHITECTURE.md §2); this file only speaks the envelope. The POST is one
- * function of the request (PostEndpoint), which the Fastify route and the door before Fastify
- * (front-door.ts) both call.
+ * pipeline as REST (ARCHITECTURE.md §2); this file only speaks the envelope.
  */
-export function registerA2a(
-  app: FastifyInstance,
-  deps: Deps,
-  operations: readonly Operation[],
-): PostEndpoint {
+export function registerA2a(app: FastifyInstance, deps: Deps, operations: readonly Operation[]): void {
   registerAgentCard(app, deps, operations);
   const bodyLimit =
     Math.max(deps.config.defaultBodyLimit, ...capabilitiesOf(operations).map((op) => bodyCapOf(op, deps))) +
@@ -135,7 +128,7 @@ export function registerA2a(
   }
 
   /** One POST: `request.body` is the body as received; `query` the parsed query string, if any. */
-  async function exchangeOf(request: HttpRequestView, query?: Record<string, unknown>): Promise<PostAnswer> {
+  async function exchangeOf(request: HttpRequestView, query?: Record<string, unknown>): Promise<WholeAnswer> {
     const negotiated = negotiateVersion(versionAsked(request, query));
     const failures: FailureContext = {
       version: 'version' in negotiated ? negotiated.version : LEGACY_VERSION,
@@ -197,20 +190,4 @@ export function registerA2a(
       return answer.body === undefined ? reply.send() : reply.send(answer.body);
     });
   });
-
-  return {
-    path: A2A_PATH,
-    bodyLimit,
-    commonHeaders: {},
-    exchange: (request) => exchangeOf(request),
-    // As the app's error handler renders a throw from the route (rest.ts registerRestFallbacks).
-    failed: (error, requestId) => {
-      const failure = renderError(toApiError(error), { requestId });
-      return {
-        status: failure.status,
-        headers: { ...failure.headers, 'content-type': JSON_TYPE },
-        body: JSON.stringify(failure.body),
-      };
-    },
-  };
 }

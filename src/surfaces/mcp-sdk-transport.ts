@@ -14,7 +14,7 @@ import {
   MAX_BATCH,
   readBody,
   repeatedIdRefusal,
-} from './mcp-exchange.ts';
+} from './mcp-transport-common.ts';
 
 /**
  * The body parsed once for the SDK (handed over as `parsedBody`), or undefined when it is not JSON
@@ -43,7 +43,7 @@ function parsedOrRefused(body: string | undefined, accept?: string, contentType?
  * server: the SDK refuses to serve a second request on a stateless transport, so each POST gets a
  * fresh one, connected to the server for that exchange and closed after it (which frees the
  * server for the next). Invalid params and repeated batch ids are answered as the exchange
- * transport answers them (see mcp-exchange.ts).
+ * transport answers them (see mcp-transport-common.ts).
  */
 export function sdkTransportAnswerer(server: Server, url: string): ExchangeAnswerer {
   return async (body, headers): Promise<HttpAnswer> => {

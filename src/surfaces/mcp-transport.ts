@@ -18,7 +18,7 @@ import {
   MAX_BATCH,
   readBody,
   repeatedIdRefusal,
-} from './mcp-exchange.ts';
+} from './mcp-transport-common.ts';
 
 /**
  * A request the transport answers itself instead of handing it to the connected server (mcp.ts

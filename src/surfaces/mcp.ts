@@ -2,11 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bodyCapOf } from '../operations/body-cap.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
-import type { PostAnswer, PostEndpoint } from './front-door.ts';
-import type { McpExchangeOptions } from './mcp-exchanges.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
+import type { McpExchangeOptions } from './mcp-server-pool.ts';
 import { mcpToolOperations } from './mcp-tools.ts';
-import { type HttpRequestView, JSON_TYPE } from './rest.ts';
+import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
 const MCP_PATH = '/api/mcp';
 /** Room for the JSON-RPC envelope around the largest tool arguments an operation accepts. */
@@ -25,7 +24,7 @@ export interface McpSurfaceOptions {
 }
 
 /**
- * The MCP endpoint (Streamable HTTP, stateless, src/surfaces/mcp-exchanges.ts). Its exchanges, and
+ * The MCP endpoint (Streamable HTTP, stateless, src/surfaces/mcp-server-pool.ts). Its exchanges, and
  * with them the MCP SDK, are loaded at the first POST rather than at start: an instance no agent
  * speaks MCP to never holds the SDK (docs/decisions.md, "Libraries").
  */
@@ -34,15 +33,15 @@ export function registerMcpSurface(
   deps: Deps,
   operations: readonly Operation[],
   options: McpSurfaceOptions = {},
-): PostEndpoint {
+): void {
   const path = options.path ?? MCP_PATH;
   const tools = mcpToolOperations(operations);
   const bodyLimit = Math.max(...tools.map((op) => bodyCapOf(op, deps))) + ENVELOPE_BYTES;
   const exchangeOptions: McpExchangeOptions = { path, transport: options.transport ?? 'exchange' };
-  let exchanges: Promise<(request: HttpRequestView) => Promise<PostAnswer>> | undefined;
+  let exchanges: Promise<(request: HttpRequestView) => Promise<WholeAnswer>> | undefined;
 
-  async function exchangeOf(request: HttpRequestView): Promise<PostAnswer> {
-    exchanges ??= import('./mcp-exchanges.ts').then(
+  async function exchangeOf(request: HttpRequestView): Promise<WholeAnswer> {
+    exchanges ??= import('./mcp-server-pool.ts').then(
       (loaded) => loaded.mcpExchanges(deps, operations, tools, exchangeOptions),
       (error: unknown) => {
         // Tried again by the next POST rather than failing every one after it.
@@ -89,16 +88,4 @@ export function registerMcpSurface(
       },
     });
   });
-
-  return {
-    path,
-    bodyLimit,
-    commonHeaders: { 'access-control-expose-headers': EXPOSED },
-    exchange: exchangeOf,
-    failed: () => ({
-      status: 500,
-      headers: { 'content-type': JSON_TYPE },
-      body: jsonRpcError(500, 'Internal error').body,
-    }),
-  };
 }

@@ -9,11 +9,11 @@ import { serializedPayload } from '../http/serialized-answers.ts';
 import { bodyCapOf, payloadTooLarge } from '../operations/body-cap.ts';
 import { type CallResult, logUnavailable, renderError } from '../operations/pipeline/answer.ts';
 import { chargeAnonymous } from '../operations/pipeline/charge.ts';
-import { runOperation } from '../operations/pipeline/run.ts';
+import { runOperationNow } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import { type CallRequest, type HttpMessage, isRestOperation, type Operation } from '../operations/types.ts';
 
-/** What the pipeline reads of an HTTP request: a Fastify request, or node's behind the front door. */
+/** What the pipeline reads of an HTTP request (a Fastify request is one). */
 export interface HttpRequestView {
   id: string;
   ip: string;
@@ -99,13 +99,20 @@ export function deprecationHeaders(op: Operation): Record<string, string> {
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** A POST answered whole by a JSON-RPC endpoint (MCP, A2A): its route sends it as it is. */
+export interface WholeAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}
+
 /** Appends each header of `set` to a flat name, value list (the form node's writeHead takes). */
 function appendHeaders(list: string[], set: Record<string, string>): void {
   for (const name in set) list.push(name, set[name]);
 }
 
 /**
- * What REST sends for a pipeline result, on the Fastify route and at the front door alike: the JSON
+ * What REST sends for a pipeline result: the JSON
  * payload (the cached bytes, gzipped when the client takes gzip, or the body serialized), and the
  * headers beyond the request-id pair (the result's, the operation's deprecation, the encoding's)
  * appended to `headers` as name, value pairs. The sets never share a name, so nothing is merged
@@ -125,6 +132,20 @@ export function restAnswer(
   return serialized.payload;
 }
 
+/** Sends a pipeline result as REST answers it (see restAnswer). */
+function sendResult(
+  reply: FastifyReply,
+  result: CallResult,
+  deprecation: Record<string, string> | undefined,
+): void {
+  const headers: string[] = [];
+  const payload = restAnswer(result, deprecation, header(reply.request, 'accept-encoding'), headers);
+  reply.code(result.status);
+  for (let i = 0; i < headers.length; i += 2) reply.header(headers[i], headers[i + 1]);
+  if (payload === undefined) reply.send();
+  else reply.type(JSON_TYPE).send(payload);
+}
+
 export function registerRestOperations(
   app: FastifyInstance,
   deps: Deps,
@@ -138,15 +159,21 @@ export function registerRestOperations(
         method: op.method,
         url,
         bodyLimit: bodyCapOf(op, deps),
-        handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        // Not an async function, and it returns nothing (Fastify would send what it returned): a
+        // call the pipeline answers at once (a cached read) is sent in the same turn, with no
+        // promise; one that waits is sent when it settles. A throw goes to the error handler either
+        // way, as from an async handler.
+        handler(request: FastifyRequest, reply: FastifyReply): void {
           const input = op.inputFrom === 'query' ? request.query : request.body;
-          const result = await runOperation(deps, op, callRequestFrom(request, input, operations));
-          const headers: string[] = [];
-          const payload = restAnswer(result, deprecation, header(request, 'accept-encoding'), headers);
-          reply.code(result.status);
-          for (let i = 0; i < headers.length; i += 2) reply.header(headers[i], headers[i + 1]);
-          if (payload === undefined) return reply.send();
-          return reply.type(JSON_TYPE).send(payload);
+          const running = runOperationNow(deps, op, callRequestFrom(request, input, operations));
+          if (!(running instanceof Promise)) {
+            sendResult(reply, running, deprecation);
+            return;
+          }
+          running.then(
+            (result) => sendResult(reply, result, deprecation),
+            (error: unknown) => reply.send(error instanceof Error ? error : new Error(String(error))),
+          );
         },
       });
     }

@@ -58,7 +58,7 @@ export function pageSecurityHeaders(config: Config): Record<string, string> {
 
 /**
  * In one place for the whole app: every answer whose Content-Type is text/html gets the page
- * headers, whichever route, error or not-found handler sent it (the front door answers JSON only).
+ * headers, whichever route, error or not-found handler sent it.
  */
 export function securePages(app: FastifyInstance, config: Config): void {
   const headers = pageSecurityHeaders(config);

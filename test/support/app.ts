@@ -109,8 +109,6 @@ export interface TestAppOptions {
   database?: TestDatabase;
   /** Listen on this held port (a test that registers the app's URL elsewhere first); default: one from listen(0). */
   port?: HeldPort;
-  /** false: every request goes through Fastify, none through the front door (src/surfaces/front-door.ts). */
-  frontDoor?: boolean;
   /** Routes added to the built app before it listens (a surface mounted a second way, say). */
   extend?: (app: FastifyInstance, deps: Deps) => void;
 }
@@ -143,7 +141,6 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app = await buildApp(deps, {
       logger: options.logStream ? { level: 'trace', stream: options.logStream } : false,
       extraOperations: options.extraOperations,
-      frontDoor: options.frontDoor,
     });
     options.extend?.(app, deps);
     // Beside the holder, which owns the port until the app does (see holdPort).

@@ -1,5 +1,5 @@
 // Calls by operation, surface and outcome, latency per operation, refusals by kind: recorded once per
-// call by runOperation, whatever the surface (the front door, Fastify routes, batch items, MCP, A2A,
+// call by runOperation, whatever the surface (REST routes, batch items, MCP, A2A,
 // the pages, the CLI). Recording is a few array increments on plain numbers; prom-client only sees
 // them when /metrics is scraped (its labelled children hash their labels on every increment, which
 // would cost more than the rest of a cached read's metrics put together: docs/benchmarks.md).

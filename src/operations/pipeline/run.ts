@@ -63,7 +63,7 @@ export function runOperation(deps: Deps, op: Operation, request: CallRequest): P
 }
 
 /**
- * `runOperation` for a door that can send an answer at once (the front door): the result itself when
+ * `runOperation` for a route that can send an answer at once (REST): the result itself when
  * every step answered without waiting (a cached credential, counters and handler that answer from
  * memory: the common read), else its promise. Each await a step did not need cost a promise and a
  * turn of the microtask queue, a measurable share of a cached read (docs/benchmarks.md).

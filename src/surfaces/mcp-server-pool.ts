@@ -1,6 +1,7 @@
-// The MCP endpoint's exchanges: each POST served by an SDK server from a pool, its tools/calls run
-// through the same pipeline as REST. The SDK (with zod and its schemas, about 10 MB of heap) is
-// loaded with this module, which src/surfaces/mcp.ts imports at the endpoint's first POST.
+// The MCP endpoint's pool of SDK servers: each POST served by one taken from the pool, its
+// tools/calls run through the same pipeline as REST. The SDK (with zod and its schemas, about
+// 10 MB of heap) is loaded with this module, which src/surfaces/mcp.ts imports at the endpoint's
+// first POST.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   type CallToolRequest,
@@ -23,14 +24,13 @@ import { chargeAnonymous } from '../operations/pipeline/charge.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
-import type { PostAnswer } from './front-door.ts';
 import { scopeChallengeFor } from './mcp-credentials.ts';
-import type { ExchangeAnswerer, HttpAnswer } from './mcp-exchange.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
 import { describeTool, type ToolOperation, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport } from './mcp-transport.ts';
-import { callRequestFrom, type HttpRequestView, JSON_TYPE } from './rest.ts';
+import type { ExchangeAnswerer, HttpAnswer } from './mcp-transport-common.ts';
+import { callRequestFrom, type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
 /** Servers kept for reuse: about the number of exchanges in flight at once under load. */
 const MAX_IDLE_SERVERS = 64;
@@ -72,7 +72,7 @@ export function mcpExchanges(
   operations: readonly Operation[],
   tools: readonly ToolOperation[],
   options: McpExchangeOptions,
-): (request: HttpRequestView) => Promise<PostAnswer> {
+): (request: HttpRequestView) => Promise<WholeAnswer> {
   const { path } = options;
   const byName = new Map(tools.map((op) => [op.mcpTool, op]));
   const listing = tools.map(describeTool);
@@ -176,8 +176,8 @@ export function mcpExchanges(
     return toolResult(result);
   }
 
-  /** One POST to the endpoint, answered whole: Fastify's route and the direct door send it as it is. */
-  return async function exchangeOf(request: HttpRequestView): Promise<PostAnswer> {
+  /** One POST to the endpoint, answered whole: its route sends it as it is. */
+  return async function exchangeOf(request: HttpRequestView): Promise<WholeAnswer> {
     const refusal = refuseHeaders(request);
     if (refusal)
       return { status: refusal.status, headers: { 'content-type': JSON_TYPE }, body: refusal.body };

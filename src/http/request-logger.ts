@@ -1,0 +1,89 @@
+// A request's logger, made for every request Fastify routes (its `childLoggerFactory`).
+import type { FastifyBaseLogger } from 'fastify';
+
+type ChildLoggerOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
+
+type Bindings = Record<string, unknown>;
+
+/** The parent's side: pino's root logger, which says whether a level is on. */
+interface ParentLogger extends FastifyBaseLogger {
+  isLevelEnabled(level: string): boolean;
+}
+
+/**
+ * pino's child logger with the request id bound, made the first time a line at an enabled level
+ * is logged, and only then. Fastify makes one logger a request; at the production level (info and
+ * below left out, or no line logged at all) most requests log nothing, and building a pino child
+ * (a new object over the parent, its bindings serialized) was part of every request's cost. A line
+ * logged reads exactly as the child's would: it is the child that logs it.
+ */
+export class RequestLogger implements FastifyBaseLogger {
+  private child_: FastifyBaseLogger | undefined;
+  private readonly parent: ParentLogger;
+  private readonly bindings: Bindings;
+  constructor(parent: ParentLogger, bindings: Bindings) {
+    this.parent = parent;
+    this.bindings = bindings;
+  }
+
+  get level(): string {
+    return this.child_ ? this.child_.level : this.parent.level;
+  }
+  set level(level: string) {
+    this.logger().level = level;
+  }
+
+  private logger(): FastifyBaseLogger {
+    this.child_ ??= this.parent.child(this.bindings);
+    return this.child_;
+  }
+
+  private enabled(level: string): boolean {
+    return this.child_
+      ? (this.child_ as ParentLogger).isLevelEnabled(level)
+      : this.parent.isLevelEnabled(level);
+  }
+
+  fatal(object: unknown, ...rest: unknown[]): void {
+    if (this.enabled('fatal')) (this.logger().fatal as (...args: unknown[]) => void)(object, ...rest);
+  }
+  error(object: unknown, ...rest: unknown[]): void {
+    if (this.enabled('error')) (this.logger().error as (...args: unknown[]) => void)(object, ...rest);
+  }
+  warn(object: unknown, ...rest: unknown[]): void {
+    if (this.enabled('warn')) (this.logger().warn as (...args: unknown[]) => void)(object, ...rest);
+  }
+  info(object: unknown, ...rest: unknown[]): void {
+    if (this.enabled('info')) (this.logger().info as (...args: unknown[]) => void)(object, ...rest);
+  }
+  debug(object: unknown, ...rest: unknown[]): void {
+    if (this.enabled('debug')) (this.logger().debug as (...args: unknown[]) => void)(object, ...rest);
+  }
+  trace(object: unknown, ...rest: unknown[]): void {
+    if (this.enabled('trace')) (this.logger().trace as (...args: unknown[]) => void)(object, ...rest);
+  }
+  silent(): void {}
+
+  isLevelEnabled(level: string): boolean {
+    return this.enabled(level);
+  }
+
+  child(bindings: Bindings, options?: object): FastifyBaseLogger {
+    return this.logger().child(bindings, options);
+  }
+}
+
+/**
+ * Fastify's `childLoggerFactory`: a RequestLogger, or pino's child at once where the route asks
+ * for a level or serializers of its own.
+ */
+export function requestLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
+  // A logger that is not pino's (none at all, say) has its own children.
+  if (options.level || options.serializers || typeof (logger as ParentLogger).isLevelEnabled !== 'function')
+    return logger.child(bindings, options);
+  return new RequestLogger(logger as ParentLogger, bindings);
+}
