@@ -188,6 +188,8 @@ async function dump(name: string, server: Server): Promise<Dump> {
 interface Count {
   pid: number;
   perRequest: number;
+  /** Object-literal keys V8 defined in its runtime, a request (see literalKeysInRuntime). */
+  runtimeLiteralKeys: number;
   helpersPerRequest: number;
   answered: number;
   main: string;
@@ -297,6 +299,7 @@ async function count(row: Row): Promise<Count> {
   return {
     pid: server.child.pid!,
     perRequest: Math.round(mainInstructions / answered),
+    runtimeLiteralKeys: Math.round((10 * literalKeysInRuntime(main)) / answered) / 10,
     helpersPerRequest: Math.round(helperInstructions / answered),
     answered,
     main,
@@ -386,6 +389,32 @@ function functionDifferences(title: string, row: Row, floor: Row): string[] {
   ];
 }
 
+/**
+ * How many times the main thread called V8's Runtime_DefineKeyedOwnPropertyInLiteral: an object
+ * literal's computed key defined by the runtime rather than by optimized code. node's own
+ * process.nextTick builds each tick object with computed keys, and node:http queues about seven ticks
+ * a request; in some processes V8 optimizes nextTick with that site's feedback no longer monomorphic,
+ * and each key then costs about 1 300 instructions in the runtime, some 36 000 a request, in every
+ * count of that process. A count with such keys is not comparable with one without (docs/benchmarks.md).
+ * Read from the dump's call records: a `cfn=(id)` line names a callee, the `calls=N` line after it counts.
+ */
+function literalKeysInRuntime(dumpFile: string): number {
+  const lines = readFileSync(dumpFile, 'utf8').split('\n');
+  let id: string | undefined;
+  let calls = 0;
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index];
+    // A name is given once, at its id's first use, in an fn= or a cfn= line.
+    const match = /^(c?fn)=(\(\d+\))(?: (.*))?$/.exec(line);
+    if (!match) continue;
+    if (match[3]?.includes('Runtime_DefineKeyedOwnPropertyInLiteral')) id = match[2];
+    if (match[1] !== 'cfn' || id === undefined || match[2] !== id) continue;
+    const next = lines[index + 1];
+    if (next?.startsWith('calls=')) calls += Number(next.slice(6).split(' ')[0]);
+  }
+  return calls;
+}
+
 /** A count's self cost by function, a request's share of it, from callgrind_annotate. */
 function functionCosts(count: Count): Map<string, number> {
   const run = spawnSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', count.main], {
@@ -441,7 +470,8 @@ console.log(
 for (const row of rows)
   console.log(
     `  ${row.label}: ${medianOf(row)} (${row.counts.map((count) => count.perRequest).join(', ')}; helpers ` +
-      `${row.counts.map((count) => count.helpersPerRequest).join(', ')})`,
+      `${row.counts.map((count) => count.helpersPerRequest).join(', ')}; literal keys defined in V8's runtime ` +
+      `${row.counts.map((count) => count.runtimeLiteralKeys).join(', ')})`,
   );
 // As the timed rows read: a service row's instructions above its floor, and against the baseline.
 for (const row of rows) {
