@@ -33,7 +33,12 @@ test('SIGTERM to the npm process of `npm start` drains the server and ends both'
   const port = await freePort();
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
-    env: childEnv(database.url, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SEED_DEMO: 'false' }),
+    env: childEnv(database.url, {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      SEED_DEMO: 'false',
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
