@@ -3,22 +3,13 @@
 // drains, exits 0, and npm leaves with it; no server is left running without a parent.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { after, test } from 'node:test';
+import { freePort } from './support/app.ts';
 import { freshDatabase } from './support/databases.ts';
 import { childEnv, ROOT } from './support/processes.ts';
 
 const database = await freshDatabase('sqlite');
 after(() => database.drop());
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function alive(pid: number): boolean {
   try {
