@@ -10,8 +10,15 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
+# Native modules build against the headers the Node build ships in /usr/local/include/node (no
+# download of them).
+ENV npm_config_nodedir=/usr/local
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && rm -rf /root/.npm /root/.cache
+# What compiling better-sqlite3 left beside its binary (the SQLite sources, object files) goes too.
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && rm -rf /root/.npm /root/.cache node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+      node_modules/better-sqlite3/build/Release/obj.target node_modules/better-sqlite3/build/Release/.deps \
+      node_modules/better-sqlite3/build/deps
 COPY bin ./bin
 COPY src ./src
 COPY content ./content
