@@ -171,7 +171,8 @@ export const CONFIG_SCHEMA = {
     description:
       'nodemailer transport URL (`smtp://user:pass@host:587`, `smtps://…`) for sign-in mail. Unset on a ' +
       'local server (`HOST` and `PUBLIC_URL` on loopback): the mail goes to an in-memory development ' +
-      'outbox that only opens with the key printed at start (`sign-in: … /dev/outbox?key=…`). Unset on ' +
+      'outbox that only opens with the key printed at start (`sign-in: … /dev/outbox?key=…`; ' +
+      '`agent-commons outbox` prints it again). Unset on ' +
       'a public deployment: email links are off when OIDC is set, and the server refuses to start when ' +
       'it is not ([deployment](deployment.md)).',
   }),
