@@ -12,6 +12,7 @@ import { trimWhenIdle } from '../memory-trim.ts';
 import { startMetricsServer } from '../surfaces/metrics-endpoint.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 import { drainOnSignal } from './drain.ts';
+import { logStream } from './terminal-log.ts';
 
 /** The start line about metrics: where they are served, or that they are off. */
 function describeMetrics(config: Config, portUrl: string | undefined): string {
@@ -90,7 +91,7 @@ export async function serve(options: { seed: boolean; trace?: boolean }): Promis
     return refuseStart(error.message, error, trace);
   });
   const seeded = await seedNewDatabase(deps);
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, { logger: { level: config.logLevel, stream: await logStream(config) } });
   await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
     const sentence = listenFailure(error);
     if (!sentence) throw error;
