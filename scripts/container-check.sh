@@ -76,7 +76,7 @@ debian_base() {
     tar -C "$root" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
     rm -rf "$root"
   fi
-  "${podman[@]}" import --change 'CMD ["/bin/bash"]' "$tarball" "localhost/$run-debian" >/dev/null
+  "${podman[@]}" import --change 'CMD ["/bin/bash"]' "$tarball" "localhost/$run-debian" >/dev/null 2>>"$work/podman.log"
 }
 
 # The Debian base with Node.js and npm in /usr/local, as the official Node images have them.
@@ -106,7 +106,10 @@ RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
  && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
  && node --version && npm --version
 CONTAINERFILE
-  "${podman[@]}" build -q --pull=never -t "localhost/$run-node" "$work/node" >/dev/null
+  "${podman[@]}" build -q --pull=never -t "localhost/$run-node" "$work/node" >/dev/null 2>>"$work/podman.log" || {
+    tail -20 "$work/podman.log"
+    die "the Node base does not build"
+  }
 }
 
 # PostgreSQL and Redis from Debian's packages, for the compose stack.
@@ -122,7 +125,10 @@ COPY entrypoint.sh /usr/local/bin/entrypoint.sh
 ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]
 CMD ["postgres"]
 CONTAINERFILE
-  "${podman[@]}" build -q --pull=never -t "localhost/$run-services" "$work/services" >/dev/null
+  "${podman[@]}" build -q --pull=never -t "localhost/$run-services" "$work/services" >/dev/null 2>>"$work/podman.log" || {
+    tail -20 "$work/podman.log"
+    die "the PostgreSQL and Redis image does not build"
+  }
 }
 
 # Waits until URL answers 200 on the host; prints nothing.
@@ -190,7 +196,9 @@ stop_started=$SECONDS
 "${podman[@]}" stop -t 10 "$run-one" >/dev/null 2>>"$work/podman.log"
 code="$("${podman[@]}" inspect "$run-one" --format '{{.State.ExitCode}}')"
 took=$((SECONDS - stop_started))
-"${podman[@]}" logs "$run-one" 2>&1 | grep -q 'draining' || die "podman stop did not make the server drain"
+# Read whole, then searched: grep -q on a pipe would end podman logs early (SIGPIPE, with pipefail).
+stopped_log="$("${podman[@]}" logs "$run-one" 2>&1)"
+grep -q 'draining' <<<"$stopped_log" || die "podman stop did not make the server drain"
 [ "$code" = 0 ] || die "the server exited $code on podman stop, not 0"
 [ "$took" -lt 10 ] || die "podman stop took $took s: the grace period ran out"
 say "ok: podman stop drains the server, exit code 0 after ${took} s (grace 10 s)"
