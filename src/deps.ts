@@ -2,7 +2,7 @@ import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { loadTierLadder, type TierLadder } from './domain/access/tiers.ts';
-import { createMailer } from './domain/auth/sign-in-mail.ts';
+import { createMailer, devOutboxKey, signInDelivery } from './domain/auth/sign-in-mail.ts';
 import { openCorpusIndex } from './domain/research/corpus-index.ts';
 import type { Deps } from './operations/services.ts';
 import { openDatabase } from './storage/database.ts';
@@ -32,7 +32,7 @@ export interface DepsOptions {
 
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
   // First: a public deployment that cannot deliver sign-in links refuses to start before it opens anything.
-  const mailer = createMailer(config);
+  const delivery = signInDelivery(config);
   const database = openDatabase(config.databaseUrl, config.databaseTimeouts);
   const clock = options.clock ?? systemClock;
   // ioredis is loaded only where Redis is configured (docs/deployment.md#memory).
@@ -59,7 +59,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     windowCounters,
     writes: new WriteBatcher(database),
     corpus,
-    mailer,
+    // Until the migrations have made the settings table that keeps the outbox key.
+    mailer: createMailer(config),
     close: async () => {
       corpus.close();
       await windowCounters.close();
@@ -71,6 +72,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       await database.unbounded(migrateToLatest);
       // After the migrations: they create the triggers whose notifications keep the cache exact.
       if (options.listenForChanges !== false) await database.listenForChanges?.();
+      if (delivery === 'dev-outbox') deps.mailer = createMailer(config, await devOutboxKey(database.db));
     }
   } catch (error) {
     await deps.close();

@@ -15,8 +15,11 @@ program
   .command('serve')
   .description('serve the API and pages (seeds the demo community into a new database unless --no-seed)')
   .option('--no-seed', 'do not seed the demo community into a new database')
+  .option('--trace', 'print the stack of a start-up error too (as DEBUG=1 does)')
   // Loaded only for serve, so admin commands do not pay for importing the HTTP app.
-  .action(async (options) => (await import('./cli/serve.ts')).serve({ seed: options.seed }));
+  .action(async (options) =>
+    (await import('./cli/serve.ts')).serve({ seed: options.seed, trace: options.trace }),
+  );
 
 registerAdminCommands(program);
 registerBackupCommand(program);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { approveGrant, denyGrant } from '../domain/auth/device-grants.ts';
+import { devOutboxUrl } from '../domain/auth/sign-in-mail.ts';
 import { DeniedScopesError, listTokens, mintToken } from '../domain/auth/tokens.ts';
 import { seedDemoCommunity } from '../domain/demo/seed.ts';
 import { listHighlights } from '../domain/highlights/highlights.ts';
@@ -19,6 +20,22 @@ export function registerAdminCommands(program: Command): void {
     .description('apply pending database migrations')
     .action(() =>
       withDeps(async (deps) => void process.stdout.write(`migrated (${deps.database.engine})\n`)),
+    );
+
+  program
+    .command('outbox')
+    .description('print the address of the development outbox again (a local server without SMTP_URL)')
+    .action(() =>
+      withDeps(async (deps) => {
+        const outbox = deps.mailer.outbox;
+        if (!outbox)
+          fail(
+            deps.mailer.delivery === 'smtp'
+              ? 'no development outbox: sign-in links are mailed through SMTP_URL'
+              : 'no development outbox: sign-in is single sign-on only (no SMTP_URL)',
+          );
+        process.stdout.write(`${devOutboxUrl(deps.config, outbox.key)}\n`);
+      }),
     );
 
   program

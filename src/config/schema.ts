@@ -9,7 +9,7 @@ import { LIMITS_SCHEMA } from './limits.ts';
 import { PAYMENTS_SCHEMA } from './payments.ts';
 import { PRODUCTION_SCHEMA } from './production.ts';
 import { RESEARCH_SCHEMA } from './research.ts';
-import { durationMs, flag, integer, optional, refuse, setting, text } from './settings.ts';
+import { durationMs, flag, integer, oneOf, optional, refuse, setting, text } from './settings.ts';
 
 const IP_HASH_SECRET = {
   env: 'IP_HASH_SECRET',
@@ -55,6 +55,15 @@ export const CONFIG_SCHEMA = {
     default: 'info',
     accepts: 'pino level',
     description: 'pino level. Logs carry method and path only: never query strings, headers or bodies.',
+  }),
+  logFormat: oneOf({
+    env: 'LOG_FORMAT',
+    group: 'server',
+    values: ['auto', 'pretty', 'json'],
+    default: 'auto',
+    description:
+      'The log of `serve`: one line per request at most. `auto`: human-readable (pino-pretty) when ' +
+      'standard output is a terminal, JSON lines otherwise; `pretty` or `json` either way.',
   }),
   ...CONNECTIONS_SCHEMA,
   defaultBodyLimit: integer({
@@ -171,7 +180,8 @@ export const CONFIG_SCHEMA = {
     description:
       'nodemailer transport URL (`smtp://user:pass@host:587`, `smtps://…`) for sign-in mail. Unset on a ' +
       'local server (`HOST` and `PUBLIC_URL` on loopback): the mail goes to an in-memory development ' +
-      'outbox that only opens with the key printed at start (`sign-in: … /dev/outbox?key=…`). Unset on ' +
+      'outbox that only opens with the key printed at start (`sign-in: … /dev/outbox?key=…`; ' +
+      '`agent-commons outbox` prints it again). Unset on ' +
       'a public deployment: email links are off when OIDC is set, and the server refuses to start when ' +
       'it is not ([deployment](deployment.md)).',
   }),

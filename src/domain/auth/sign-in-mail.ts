@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Transporter } from 'nodemailer';
 import { type Config, isLoopback } from '../../config.ts';
 import { StartRefused } from '../../core/errors.ts';
+import type { Executor } from '../../storage/schema.ts';
 
 export interface OutboxMessage {
   to: string;
@@ -30,6 +31,31 @@ export interface Mailer {
 export class SignInUndeliverable extends StartRefused {}
 
 const OUTBOX_SIZE = 50;
+const OUTBOX_KEY_SETTING = 'dev_outbox_key';
+
+/**
+ * The development outbox's key: made once per database and kept in it, so a restart prints the same
+ * address and `agent-commons outbox` can print it again. Whoever can read the database could open the
+ * outbox; on a local server that is the same person.
+ */
+export async function devOutboxKey(db: Executor): Promise<string> {
+  await db
+    .insertInto('settings')
+    .values({ key: OUTBOX_KEY_SETTING, value: randomBytes(18).toString('base64url') })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  const row = await db
+    .selectFrom('settings')
+    .select('value')
+    .where('key', '=', OUTBOX_KEY_SETTING)
+    .executeTakeFirstOrThrow();
+  return row.value;
+}
+
+/** The address of the development outbox (the key opens it). */
+export function devOutboxUrl(config: Config, key: string): string {
+  return `${config.publicUrl}/dev/outbox?key=${key}`;
+}
 /** Served and addressed on this machine only: nobody else can reach the server or its links. */
 export function isLocalDeployment(config: Config): boolean {
   return isLoopback(config.host) && isLoopback(new URL(config.publicUrl).hostname);
@@ -46,7 +72,8 @@ export function signInDelivery(config: Config): SignInDelivery {
   );
 }
 
-export function createMailer(config: Config): Mailer {
+/** The mailer; `outboxKey` is the development outbox's key (devOutboxKey), random when not given. */
+export function createMailer(config: Config, outboxKey?: string): Mailer {
   const delivery = signInDelivery(config);
   if (delivery === 'smtp') {
     // nodemailer is loaded by the first mail (an instance without SMTP never loads it).
@@ -75,7 +102,7 @@ export function createMailer(config: Config): Mailer {
     };
   }
   const messages: OutboxMessage[] = [];
-  const key = randomBytes(18).toString('base64url');
+  const key = outboxKey ?? randomBytes(18).toString('base64url');
   const expected = Buffer.from(key);
   return {
     delivery,
@@ -103,6 +130,6 @@ export function describeSignIn(config: Config, mailer: Mailer): string {
     case 'oidc-only':
       return 'sign-in: single sign-on through OIDC_ISSUER only; email links are off until SMTP_URL is set';
     case 'dev-outbox':
-      return `sign-in: no mail server, so links wait in the development outbox, readable on this machine at ${config.publicUrl}/dev/outbox?key=${mailer.outbox!.key} (${production})`;
+      return `sign-in: no mail server, so links wait in the development outbox, readable on this machine at ${devOutboxUrl(config, mailer.outbox!.key)}; \`agent-commons outbox\` prints it again (${production})`;
   }
 }

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { MS } from '../../clock.ts';
+import { underFirstRunLock } from '../../storage/first-run-lock.ts';
 import { isFreshDatabase } from '../../storage/migrations.ts';
 import type { WritePort } from '../../storage/transactions.ts';
 import type { Tiered } from '../access/tiers.ts';
@@ -113,11 +114,18 @@ async function seedCorpus(deps: SeedPort): Promise<void> {
     await ingest(deps, await fetchSource(file.path, deps.config.research), file.metadata);
 }
 
-/** Seeds the demo community into a database with no members yet, when SEED_DEMO is on; says whether it did. */
+/**
+ * Seeds the demo community into a database with no members yet, when SEED_DEMO is on; says whether it
+ * did. Instances starting together on a new database seed it once: the first to take the first-run
+ * lock seeds, the others then find members and leave it.
+ */
 export async function seedNewDatabase(deps: SeedPort): Promise<boolean> {
   if (!deps.config.seedDemo || !(await isFreshDatabase(deps.db))) return false;
-  await seedDemoCommunity(deps);
-  return true;
+  return underFirstRunLock(deps.database, async () => {
+    if (!(await isFreshDatabase(deps.db))) return false;
+    await seedDemoCommunity(deps);
+    return true;
+  });
 }
 
 /** A small community so every endpoint answers something real on a fresh install. */
