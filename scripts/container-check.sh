@@ -119,7 +119,7 @@ services_image() {
   cat >"$work/services/Containerfile" <<CONTAINERFILE
 FROM localhost/$run-debian
 RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15 redis-server >/dev/null \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15 redis-server nginx-light >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 COPY entrypoint.sh /usr/local/bin/entrypoint.sh
 ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]
@@ -213,10 +213,12 @@ say "ok: data on the volume survives a new container (the token minted before st
 # The compose stack: two instances on PostgreSQL and Redis.
 services_image
 cp compose.yaml "$work/compose.yaml"
+mkdir -p "$work/deploy" && cp deploy/nginx.conf "$work/deploy/nginx.conf"
+proxy_port="$(free_port)"
 app_port="$(free_port)"
 app_2_port="$(free_port)"
 cat >"$work/.env" <<ENV
-PUBLIC_URL=http://127.0.0.1:$app_port
+PUBLIC_URL=http://127.0.0.1:$proxy_port
 SMTP_URL=smtp://127.0.0.1:2525
 IP_HASH_SECRET=$(node -p 'require("crypto").randomBytes(32).toString("hex")')
 POSTGRES_PASSWORD=$(node -p 'require("crypto").randomBytes(12).toString("hex")')
@@ -224,10 +226,12 @@ SEED_DEMO=false
 AGENT_COMMONS_IMAGE=localhost/$run-app
 POSTGRES_IMAGE=localhost/$run-services
 REDIS_IMAGE=localhost/$run-services
-APP_PORT=$app_port
-APP_2_PORT=$app_2_port
+PROXY_IMAGE=localhost/$run-services
+APP_PORT=$proxy_port
+APP_1_DIRECT_PORT=$app_port
+APP_2_DIRECT_PORT=$app_2_port
 ENV
-(cd "$work" && podman-compose -p "$run" --podman-run-args="--pull=never" up -d app app-2 >"$work/compose.log" 2>&1) || {
+(cd "$work" && podman-compose -p "$run" --podman-run-args="--pull=never" up -d app app-2 proxy >"$work/compose.log" 2>&1) || {
   tail -30 "$work/compose.log"
   die "podman-compose up fails"
 }
@@ -244,6 +248,14 @@ token="$("${podman[@]}" exec "${run}_app_1" node bin/agent-commons.js token mint
 authorized "$app_port" || die "the first instance refuses the token"
 authorized "$app_2_port" || die "the second instance refuses the token minted beside the first"
 say "ok: the compose stack serves one token on both instances (PostgreSQL and Redis from Debian's packages)"
+wait_for "http://127.0.0.1:$proxy_port/healthz" 30 || die "the compose stack's published port does not answer"
+served() { local log; log="$("${podman[@]}" logs "$1" 2>&1)"; grep -c 'highlights/pending' <<<"$log" || true; }
+before=("$(served "${run}_app_1")" "$(served "${run}_app_2")")
+for _ in 1 2 3 4; do authorized "$proxy_port" || die "the published port refuses the token"; done
+after=("$(served "${run}_app_1")" "$(served "${run}_app_2")")
+[ "${after[0]}" -gt "${before[0]}" ] && [ "${after[1]}" -gt "${before[1]}" ] ||
+  die "the published port did not spread requests over both instances (${before[*]} -> ${after[*]})"
+say "ok: the one published port (nginx, deploy/nginx.conf) serves the token from both instances"
 
 cleanup
 left="$("${podman[@]}" ps -aq --filter "name=$run"; "${podman[@]}" network ls -q --filter "name=$run"

@@ -1,8 +1,13 @@
 #!/bin/sh
 # Entrypoint of the stand-in PostgreSQL and Redis image the container check builds from Debian's
 # packages (no image registry is reachable from CI). It honours what compose.yaml passes to the
-# official images: POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB and a `redis-server …` command.
+# official images: POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB, a `redis-server …` command, and
+# the nginx image's `nginx -g 'daemon off;'` (its site mounted at /etc/nginx/conf.d/default.conf).
 set -eu
+if [ "${1:-}" = "nginx" ]; then
+  rm -f /etc/nginx/sites-enabled/default
+  exec "$@"
+fi
 if [ "${1:-}" = "redis-server" ]; then
   shift
   exec redis-server --bind 0.0.0.0 --protected-mode no "$@"
