@@ -250,9 +250,9 @@ authorized "$app_2_port" || die "the second instance refuses the token minted be
 say "ok: the compose stack serves one token on both instances (PostgreSQL and Redis from Debian's packages)"
 wait_for "http://127.0.0.1:$proxy_port/healthz" 30 || die "the compose stack's published port does not answer"
 served() { local log; log="$("${podman[@]}" logs "$1" 2>&1)"; grep -c 'highlights/pending' <<<"$log" || true; }
-before=("$(served "${run}_app_1")" "$(served "${run}_app_2")")
+before=("$(served "${run}_app_1")" "$(served "${run}_app-2_1")")
 for _ in 1 2 3 4; do authorized "$proxy_port" || die "the published port refuses the token"; done
-after=("$(served "${run}_app_1")" "$(served "${run}_app_2")")
+after=("$(served "${run}_app_1")" "$(served "${run}_app-2_1")")
 [ "${after[0]}" -gt "${before[0]}" ] && [ "${after[1]}" -gt "${before[1]}" ] ||
   die "the published port did not spread requests over both instances (${before[*]} -> ${after[*]})"
 say "ok: the one published port (nginx, deploy/nginx.conf) serves the token from both instances"
