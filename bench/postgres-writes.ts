@@ -193,7 +193,7 @@ function machineCeiling(writes: PostgresWrites): string {
   // All of the machine's cores (the bench pins itself to one: availableParallelism would say 1).
   const cores = cpus().length;
   return (
-    `\n(d-pg) CPU per write: instance ${instanceCpu} µs + PostgreSQL ${writes.postgresCpuPerWrite} µs + ` +
+    `\ndurable highlight write, PostgreSQL: CPU per write: instance ${instanceCpu} µs + PostgreSQL ${writes.postgresCpuPerWrite} µs + ` +
     `load generator ${writes.loadCpuPerWrite} µs = ${perWrite} µs: this machine's ${cores} cores allow at ` +
     `most ${Math.round((cores * 1_000_000) / perWrite)} writes/s at those costs; the hypervisor took ` +
     `${Math.round(writes.stolen * 100)} % of the cores' time (steal)`
