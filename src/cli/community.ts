@@ -6,6 +6,7 @@ import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts'
 import { saveResource } from '../domain/resources/resources.ts';
 import { adminDecideEventRequest } from '../operations/admin/event-requests.ts';
 import { allRows } from '../storage/paging.ts';
+import { resources } from '../storage/resources.ts';
 import { startScheduler } from '../workers/scheduler.ts';
 import { fail, printJson, printTable, withDeps } from './command-helpers.ts';
 import { BY_OPTION, runAsOperator } from './operator.ts';
@@ -95,7 +96,7 @@ export function registerCommunityCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o) =>
       withDeps(async (deps) => {
-        const rows = await deps.db.selectFrom('resources').selectAll().orderBy('id').execute();
+        const rows = await resources.all(deps.db);
         o.json
           ? printJson(rows)
           : printTable(rows, ['id', 'kind', 'name', 'capacity', 'open_hours', 'bookable']);

@@ -13,6 +13,7 @@ import {
 import { FORMATS, formatOf, isSource } from '../domain/research/document.ts';
 import { fetchSource, isUrl, refusedUrl } from '../domain/research/read-source.ts';
 import type { Deps } from '../operations/services.ts';
+import { corpusQueue } from '../storage/corpus-queue.ts';
 import { fail, printJson, printTable, withDeps } from './command-helpers.ts';
 
 /**
@@ -150,19 +151,13 @@ export function registerCorpusCommands(program: Command): void {
         }
         const { source } = metadataFrom(o);
         const id = `cq_${randomBytes(6).toString('hex')}`;
-        await deps.db
-          .insertInto('corpus_queue')
-          .values({
-            id,
-            url,
-            source,
-            note: o.note ?? null,
-            status: 'pending',
-            created_at: deps.clock.now(),
-            decided_at: null,
-            document_id: null,
-          })
-          .execute();
+        await corpusQueue.add(deps.db, {
+          id,
+          url,
+          source,
+          note: o.note ?? null,
+          created_at: deps.clock.now(),
+        });
         process.stdout.write(`queued ${id} (${formatOf(url)})\n`);
       }),
     );
@@ -172,12 +167,7 @@ export function registerCorpusCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o) =>
       withDeps(async (deps) => {
-        const rows = await deps.db
-          .selectFrom('corpus_queue')
-          .selectAll()
-          .where('status', '=', o.status)
-          .orderBy('created_at')
-          .execute();
+        const rows = await corpusQueue.withStatus(deps.db, o.status);
         o.json ? printJson(rows) : printTable(rows, ['id', 'source', 'url', 'note']);
       }),
     );
@@ -186,34 +176,19 @@ export function registerCorpusCommands(program: Command): void {
     .description('fetch the queued URL and ingest it')
     .action((id: string) =>
       withDeps(async (deps) => {
-        const item = await deps.db
-          .selectFrom('corpus_queue')
-          .selectAll()
-          .where('id', '=', id)
-          .where('status', '=', 'pending')
-          .executeTakeFirst();
+        const item = await corpusQueue.pending(deps.db, id);
         if (!item || !isSource(item.source)) fail(`no pending item ${id}`);
         const source = item.source;
         const outcome = await fetchSource(item.url, deps.config.research)
           .then((fetched) => ingest(deps, fetched, { source, url: item.url }))
           .catch((error: Error) => fail(`${id} not ingested: ${error.message}`));
-        await deps.db
-          .updateTable('corpus_queue')
-          .set({ status: 'ingested', decided_at: deps.clock.now(), document_id: outcome.id })
-          .where('id', '=', id)
-          .execute();
+        await corpusQueue.markIngested(deps.db, id, outcome.id, deps.clock.now());
         process.stdout.write(`ingested ${id} as ${outcome.id}: ${outcome.passages} passages\n`);
       }),
     );
   queue.command('reject <id>').action((id: string) =>
     withDeps(async (deps) => {
-      const result = await deps.db
-        .updateTable('corpus_queue')
-        .set({ status: 'rejected', decided_at: deps.clock.now() })
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 0) fail(`no pending item ${id}`);
+      if (!(await corpusQueue.reject(deps.db, id, deps.clock.now()))) fail(`no pending item ${id}`);
       process.stdout.write(`rejected ${id}\n`);
     }),
   );

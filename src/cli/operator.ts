@@ -4,6 +4,7 @@ import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { randomId } from '../secrets.ts';
+import { members } from '../storage/members.ts';
 import { fail } from './command-helpers.ts';
 
 export const BY_OPTION = [
@@ -16,7 +17,7 @@ async function operatorNamed(deps: Deps, by: string) {
   if (byId) return byId;
   const email = normalizeEmail(by);
   if (!email) return undefined;
-  return deps.db.selectFrom('members').selectAll().where('email', '=', email).executeTakeFirst();
+  return members.byEmail(deps.db, email);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import { randomId } from '../../secrets.ts';
+import { members } from '../../storage/members.ts';
 import type { Executor, MembersTable } from '../../storage/schema.ts';
 import type { TierLadder } from '../access/tiers.ts';
 import { normalizeEmail } from './email-address.ts';
@@ -39,7 +40,7 @@ export async function createMember(
   if (!tiers.has(tier)) throw new MemberError(`unknown tier "${tier}" (tiers: ${tiers.names().join(', ')})`);
   const email = normalizeEmail(input.email);
   if (!email) throw new MemberError(`"${input.email}" is not an email address`);
-  const existing = await db.selectFrom('members').select('id').where('email', '=', email).executeTakeFirst();
+  const existing = await members.byEmail(db, email);
   if (existing) throw new MemberError(`a member with email ${email} already exists (${existing.id})`);
   const now = clock.now();
   const member: Member = {
@@ -51,16 +52,16 @@ export async function createMember(
     created_at: now,
     updated_at: now,
   };
-  await db.insertInto('members').values(member).execute();
+  await members.add(db, member);
   return member;
 }
 
 export async function getMember(db: Executor, id: string): Promise<Member | undefined> {
-  return db.selectFrom('members').selectAll().where('id', '=', id).executeTakeFirst();
+  return members.byId(db, id);
 }
 
 export async function listMembers(db: Executor): Promise<Member[]> {
-  return db.selectFrom('members').selectAll().orderBy('created_at').orderBy('id').execute();
+  return members.all(db);
 }
 
 export async function setMemberTier(
@@ -71,11 +72,6 @@ export async function setMemberTier(
   tier: string,
 ): Promise<Member> {
   if (!tiers.has(tier)) throw new MemberError(`unknown tier "${tier}" (tiers: ${tiers.names().join(', ')})`);
-  const result = await db
-    .updateTable('members')
-    .set({ tier, updated_at: clock.now() })
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) throw new MemberError(`no member ${id}`);
+  if (!(await members.setTier(db, id, tier, clock.now()))) throw new MemberError(`no member ${id}`);
   return (await getMember(db, id))!;
 }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { type ApiError, apiError, errors } from '../../core/errors.ts';
 import { createMember, MemberError } from '../../domain/members/members.ts';
 import { changeMemberTier } from '../../domain/members/tier-requests.ts';
+import { members } from '../../storage/members.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { runOperatorMutation } from './operator-mutation.ts';
@@ -57,12 +58,7 @@ export const adminSetMemberTier = defineOperation<typeof SetTierInput.static, un
       target: member_id,
       detail: { tier, reason },
       act: (scoped, operatorId) => changeMemberTier(scoped, member_id, tier, operatorId, reason),
-      view: (db) =>
-        db
-          .selectFrom('members')
-          .select(['id', 'name', 'tier'])
-          .where('id', '=', member_id)
-          .executeTakeFirst(),
+      view: (db) => members.tierView(db, member_id),
       refuse: memberRefusal,
     });
   },
@@ -105,12 +101,7 @@ export const adminInviteMember = defineOperation<typeof InviteInput.static, unkn
           throw error;
         }
       },
-      view: (db) =>
-        db
-          .selectFrom('members')
-          .select(['id', 'name', 'email', 'tier'])
-          .where('email', '=', target)
-          .executeTakeFirst(),
+      view: (db) => members.invitationView(db, target),
       refuse: memberRefusal,
     });
   },

@@ -1,0 +1,51 @@
+import type { Executor, MembersTable } from './schema.ts';
+
+// The community's members (table members): who signs in, their handle and tier.
+
+export const members = {
+  byId(executor: Executor, id: string): Promise<MembersTable | undefined> {
+    return executor.selectFrom('members').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+
+  /** The member with this address; the caller normalizes it (domain/members/email-address.ts). */
+  byEmail(executor: Executor, email: string): Promise<MembersTable | undefined> {
+    return executor.selectFrom('members').selectAll().where('email', '=', email).executeTakeFirst();
+  },
+
+  /** What an operator's tier decision shows of the member it changed. */
+  tierView(executor: Executor, id: string) {
+    return executor
+      .selectFrom('members')
+      .select(['id', 'name', 'tier'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  },
+
+  /** What an invitation shows of the member it added (by the normalized address). */
+  invitationView(executor: Executor, email: string) {
+    return executor
+      .selectFrom('members')
+      .select(['id', 'name', 'email', 'tier'])
+      .where('email', '=', email)
+      .executeTakeFirst();
+  },
+
+  /** Every member, oldest first (ties by id, so the order is the same on both engines). */
+  all(executor: Executor): Promise<MembersTable[]> {
+    return executor.selectFrom('members').selectAll().orderBy('created_at').orderBy('id').execute();
+  },
+
+  async add(executor: Executor, member: MembersTable): Promise<void> {
+    await executor.insertInto('members').values(member).execute();
+  },
+
+  /** Sets a member's tier; false when there is no such member. */
+  async setTier(executor: Executor, id: string, tier: string, now: number): Promise<boolean> {
+    const result = await executor
+      .updateTable('members')
+      .set({ tier, updated_at: now })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  },
+};
