@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { SharedTransactionFailed, type WriteBatcher, type WriteUnit } from './engine/write-batcher.ts';
 import type { Schema } from './schema.ts';
 
@@ -110,4 +110,21 @@ export function withCommitHook<T>(hook: CommitHook, call: () => Promise<T>, lane
 /** Runs `call` with its transactions in the write batcher's `lane` (a call's: see withCommitHook). */
 export function inLane<T>(lane: string, call: () => Promise<T>): Promise<T> {
   return scope.run({ lane }, call);
+}
+
+/**
+ * Runs `work` inside a savepoint of `trx` that is always rolled back, whether `work` succeeds or
+ * throws: its effects are undone while the transaction around it goes on (a sandbox call's rehearsal).
+ */
+export async function withinRolledBackSavepoint<T>(
+  trx: Transaction<Schema>,
+  work: () => T | Promise<T>,
+): Promise<T> {
+  await sql`savepoint rehearsal`.execute(trx);
+  try {
+    return await work();
+  } finally {
+    await sql`rollback to savepoint rehearsal`.execute(trx);
+    await sql`release savepoint rehearsal`.execute(trx);
+  }
 }

@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import { apiError } from '../../core/errors.ts';
 import type { Principal } from '../../domain/auth/principal.ts';
-import { transact } from '../../storage/transactions.ts';
+import { transact, withinRolledBackSavepoint } from '../../storage/transactions.ts';
 import type { Operation, OperationContext } from '../types.ts';
 
 /** Whether this call is a sandbox token's and is answered by the sandbox step rather than the handler. */
@@ -38,13 +37,9 @@ export async function sandboxReceipt(op: Operation, context: OperationContext<un
  */
 async function rehearse(op: Operation, context: OperationContext<unknown>): Promise<void> {
   await transact(context.deps, async (trx) => {
-    await sql`savepoint rehearsal`.execute(trx);
-    try {
-      // Reads go through the rehearsal's transaction too (the embedded engine has one connection).
-      await op.handler({ ...context, deps: { ...context.deps, db: trx } });
-    } finally {
-      await sql`rollback to savepoint rehearsal`.execute(trx);
-      await sql`release savepoint rehearsal`.execute(trx);
-    }
+    // Reads go through the rehearsal's transaction too (the embedded engine has one connection).
+    await withinRolledBackSavepoint(trx, () =>
+      op.handler({ ...context, deps: { ...context.deps, db: trx } }),
+    );
   });
 }
