@@ -49,7 +49,6 @@ cleanup() {
   set -e
 }
 trap 'cleanup; rm -rf "$work"' EXIT
-volumes_before="$("${podman[@]}" volume ls -q | sort)"
 
 ensure_tools() {
   local missing=()
@@ -144,6 +143,8 @@ wait_for() {
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 
 ensure_tools
+# Read only now: podman cannot answer before its runtime is installed.
+volumes_before="$("${podman[@]}" volume ls -q | sort)"
 debian_base
 node_base
 say "ok: base images (Debian bookworm minbase, Node $("${podman[@]}" run --rm "localhost/$run-node" node --version))"
