@@ -1,5 +1,6 @@
 import { MS } from '../../clock.ts';
 import { randomId, sha256 } from '../../secrets.ts';
+import { members } from '../../storage/members.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Tiered } from '../access/tiers.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
@@ -15,11 +16,7 @@ export async function issueSignInLink(
   deps: Store & Clocked & Configured<'openSignup'>,
   email: string,
 ): Promise<string | undefined> {
-  const known = await deps.db
-    .selectFrom('members')
-    .select('id')
-    .where('email', '=', email)
-    .executeTakeFirst();
+  const known = await members.byEmail(deps.db, email);
   if (!known && !deps.config.openSignup) return undefined;
   const secret = randomId('sil', 32);
   const now = deps.clock.now();

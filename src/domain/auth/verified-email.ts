@@ -1,3 +1,4 @@
+import { members } from '../../storage/members.ts';
 import type { Executor } from '../../storage/schema.ts';
 import type { Tiered } from '../access/tiers.ts';
 import { createMember } from '../members/members.ts';
@@ -16,7 +17,7 @@ export async function openSessionForVerifiedEmail(
   deps: Clocked & Configured<'openSignup'> & Tiered,
   email: string,
 ): Promise<string | undefined> {
-  let member = await tx.selectFrom('members').select('id').where('email', '=', email).executeTakeFirst();
+  let member = await members.byEmail(tx, email);
   if (!member) {
     if (!deps.config.openSignup) return undefined;
     member = await createMember(tx, deps.clock, deps.tiers, {
