@@ -25,8 +25,9 @@
 // default; BENCH_INSTRUCTION_SECONDS a count, 8 by default; BENCH_INSTRUCTION_WARM_PASSES, 20;
 // BENCH_INSTRUCTION_FUNCTIONS, 25: how many functions to list where a row differs from its floor or
 // its baseline; BENCH_INSTRUCTION_NAMES=1 names the JavaScript functions among them; BENCH_BASELINE,
-// a revision to count beside this tree). A run takes 12 to 15 minutes, about twice that with a
-// baseline; BENCH_INSTRUCTION_ROUNDS=2 shortens it.
+// a revision to count beside this tree; BENCH_INSTRUCTION_ROWS=signed, the signed-request rows
+// instead). A run takes 12 to 15 minutes, about twice that with a baseline;
+// BENCH_INSTRUCTION_ROUNDS=2 shortens it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -39,6 +40,13 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { seedMemberReads } from './member-reads.ts';
+import {
+  FLOOR_HEADER,
+  prepareSignedTokens,
+  SIGNED_FLOOR_SERVE,
+  signedHeaders,
+  signedSetupCheckUrl,
+} from './signed-requests.ts';
 import {
   benchEnvironment,
   cli,
@@ -59,6 +67,13 @@ const SECONDS = Number(process.env.BENCH_INSTRUCTION_SECONDS ?? 8);
 const WARM_PASSES = Number(process.env.BENCH_INSTRUCTION_WARM_PASSES ?? 20);
 const FUNCTIONS = Number(process.env.BENCH_INSTRUCTION_FUNCTIONS ?? 25);
 const BASELINE = process.env.BENCH_BASELINE;
+// BENCH_INSTRUCTION_ROWS=signed counts the signed request instead: the bearer read, its floor (the
+// same plus one bare Ed25519 verification, bench/signed-floor.mjs loaded into the service), and the
+// signed request with a nonce and with none, on one service.
+const SIGNED_ONLY = process.env.BENCH_INSTRUCTION_ROWS === 'signed';
+if (SIGNED_ONLY && BASELINE) throw new Error('BENCH_INSTRUCTION_ROWS=signed counts no baseline');
+/** Signed requests made for one count: more than a count under callgrind answers, so no nonce repeats. */
+const SIGNED_PER_COUNT = Number(process.env.BENCH_INSTRUCTION_SIGNED_REQUESTS ?? 20_000);
 // Names for the code V8 compiles, from its perf map. Off by default: in both runs with the map, the
 // service's JIT took a course native runs of the same load never show (docs/benchmarks.md).
 const NAMES = process.env.BENCH_INSTRUCTION_NAMES === '1';
@@ -72,6 +87,7 @@ cli(['migrate'], env);
 await seedMemberReads(env.DATABASE_URL);
 const { token } = mintBenchToken(env, 'instructions', 'read:public,membership:read', false);
 const { token: writerToken } = mintBenchToken(env, 'instructions-writer', 'events:submit_recap', false);
+const signedTokens = SIGNED_ONLY ? await prepareSignedTokens(env) : undefined;
 
 /** The revision BENCH_BASELINE names, checked out beside this tree, on a copy of the database. */
 function checkOutBaseline(revision: string): { tree: string; env: Record<string, string> } {
@@ -266,6 +282,65 @@ const serviceRows = [
     { script: highlightWrites },
   ),
 ];
+/**
+ * wrk's Lua for signed reads, each signed afresh before the count (a fresh created; with a nonce, a
+ * nonce of its own, so none is refused as a replay). `signedUrl` is the URL as the service names
+ * itself, known once the service is up.
+ */
+let signedUrl = '';
+const signedReads = (nonce: boolean) => (): string => {
+  const tokens = signedTokens!;
+  const sets = nonce ? SIGNED_PER_COUNT : 1;
+  const entries: string[] = [];
+  for (let index = 0; index < sets; index++) {
+    const headers = signedHeaders(signedUrl, tokens, nonce);
+    entries.push(
+      `{${lua(headers.authorization)},${lua(headers['signature-input'])},${lua(headers.signature)}}`,
+    );
+  }
+  return [
+    `local signed = {${entries.join(',\n')}}`,
+    'local n = 0',
+    'request = function()',
+    '  n = n % #signed + 1',
+    '  local s = signed[n]',
+    '  return wrk.format(nil, nil, { ["Authorization"] = s[1], ["Signature-Input"] = s[2], ["Signature"] = s[3] })',
+    'end',
+  ].join('\n');
+};
+const signedFloor = rowOf(
+  'signed request floor: bearer read plus one bare Ed25519 verify',
+  'service',
+  '/api/agent/setup-check',
+  {
+    ...bearer,
+    [FLOOR_HEADER]: '1',
+  },
+);
+const signedRows = [
+  rowOf('bearer read (setup-check)', 'service', '/api/agent/setup-check', bearer),
+  signedFloor,
+  rowOf(
+    'signed request (Ed25519, nonce)',
+    'service',
+    '/api/agent/setup-check',
+    {},
+    {
+      script: signedReads(true),
+      floor: signedFloor,
+    },
+  ),
+  rowOf(
+    'signed request, no nonce (nothing stored)',
+    'service',
+    '/api/agent/setup-check',
+    {},
+    {
+      script: signedReads(false),
+      floor: signedFloor,
+    },
+  ),
+];
 const baselineRows = baseline
   ? serviceRows.map((row) =>
       rowOf(`${row.label} at ${BASELINE}`, 'baseline', row.url, row.headers, {
@@ -275,12 +350,14 @@ const baselineRows = baseline
     )
   : [];
 // Each service row beside its baseline, so the two are counted minutes apart at most.
-const rows = [
-  hello,
-  bearerFloor,
-  eventsFloor,
-  ...serviceRows.flatMap((row) => [row, ...baselineRows.filter((other) => other.counterpart === row)]),
-];
+const rows = SIGNED_ONLY
+  ? signedRows
+  : [
+      hello,
+      bearerFloor,
+      eventsFloor,
+      ...serviceRows.flatMap((row) => [row, ...baselineRows.filter((other) => other.counterpart === row)]),
+    ];
 let countsMade = 0;
 
 /** One count: the row's instructions a request over SECONDS of load. */
@@ -309,11 +386,17 @@ async function count(row: Row): Promise<Count> {
 const medianOf = (row: Row) => median(row.counts.map((count) => count.perRequest));
 const functionLines: string[] = [];
 try {
-  servers.set('hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/'));
+  if (!SIGNED_ONLY) servers.set('hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/'));
   servers.set(
     'service',
-    await underCallgrind('service', ['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz'),
+    await underCallgrind(
+      'service',
+      SIGNED_ONLY ? SIGNED_FLOOR_SERVE : ['bin/agent-commons.js', 'serve', '--no-seed'],
+      env,
+      '/healthz',
+    ),
   );
+  if (SIGNED_ONLY) signedUrl = await signedSetupCheckUrl(servers.get('service')!.url);
   if (baseline)
     servers.set(
       'baseline',

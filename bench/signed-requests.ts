@@ -52,7 +52,7 @@ export async function prepareSignedTokens(env: Record<string, string>): Promise<
 }
 
 /** The header bench/signed-floor.mjs answers with one bare Ed25519 verification. */
-const FLOOR_HEADER = 'x-bench-verify';
+export const FLOOR_HEADER = 'x-bench-verify';
 /** The service's start when the signed rows run: with the signed request's floor loaded into its process. */
 export const SIGNED_FLOOR_SERVE = [
   '--import',
@@ -67,7 +67,7 @@ export const SIGNED_FLOOR_SERVE = [
  * time. The base is written out here rather than built by the library, so the load generator spends
  * little more than the signing on each request; the server checks it before the load (expectReady).
  */
-function signedHeaders(url: string, tokens: SignedTokens, nonce = true): Record<string, string> {
+export function signedHeaders(url: string, tokens: SignedTokens, nonce = true): Record<string, string> {
   const created = Math.floor(Date.now() / 1000);
   const params = `("@method" "@authority" "@target-uri");created=${created};keyid="${tokens.keyId}";alg="ed25519"${nonce ? `;nonce="${randomUUID()}"` : ''}`;
   const { host } = new URL(url);
