@@ -69,10 +69,16 @@ const PLAIN_PARAMETER = /;([^=]+)=(?:"([^"]*)"|([0-9]+))/g;
 export function signatureInput(header: string): Item | InnerList {
   const plain = PLAIN_INPUT.exec(header);
   if (!plain) return member(dictionary(header, 'Signature-Input'), 'Signature-Input');
+  // exec on the module's own expressions rather than matchAll, which copies its expression on every call.
   const components: Item[] = [];
-  for (const [, name] of (plain[1] ?? '').matchAll(PLAIN_COMPONENT)) components.push([name, new Map()]);
+  const names = plain[1] ?? '';
+  PLAIN_COMPONENT.lastIndex = 0;
+  for (let found = PLAIN_COMPONENT.exec(names); found; found = PLAIN_COMPONENT.exec(names))
+    components.push([found[1], new Map()]);
   const params = new Map<string, string | number>();
-  for (const [, name, text, integer] of plain[2].matchAll(PLAIN_PARAMETER)) {
+  PLAIN_PARAMETER.lastIndex = 0;
+  for (let found = PLAIN_PARAMETER.exec(plain[2]); found; found = PLAIN_PARAMETER.exec(plain[2])) {
+    const [, name, text, integer] = found;
     // A repeated parameter: the parser's rule (the last value, in the first one's place) applies.
     if (params.has(name)) return member(dictionary(header, 'Signature-Input'), 'Signature-Input');
     params.set(name, text ?? Number(integer));
