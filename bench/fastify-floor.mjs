@@ -9,6 +9,12 @@ app.get('/', async (_request, reply) => {
   reply.headers(headers);
   return setupCheck;
 });
+// The bearer read's answer as the service sends it: serialized once, kept, sent as text.
+const setupCheckText = JSON.stringify(setupCheck);
+app.get('/setup-check', async (_request, reply) => {
+  reply.headers(headers);
+  return reply.type('application/json; charset=utf-8').send(setupCheckText);
+});
 app.get('/upcoming', async (_request, reply) => {
   reply.headers(upcomingHeaders);
   return reply.type('application/json; charset=utf-8').send(upcoming);

@@ -1,7 +1,8 @@
 // Instructions a request costs, counted by valgrind's callgrind: a figure that does not move with
 // the machine's speed or with what else it runs (CPU time a request here moves by two to three times
 // from one machine to the next; docs/benchmarks.md). The rows: node:http's hello world; node:http
-// sending the bearer read's and the events list's answers as kept bytes (their floors); the service's
+// sending the bearer read's and the events list's answers as kept bytes (their floors); Fastify
+// sending the same (bench/fastify-floor.mjs: what lies above it is the service's own); the service's
 // bearer read (setup-check), its anonymous events list, the same list as an MCP tools/call and as an
 // A2A tasks/send, and a durable highlight write on SQLite. Each server runs under callgrind, is
 // warmed, then counted in interleaved rounds. A count: the counters are zeroed, wrk loads the row for
@@ -213,13 +214,15 @@ interface Count {
 
 interface Row {
   label: string;
-  server: 'hello' | 'service' | 'baseline';
+  server: 'hello' | 'fastify' | 'service' | 'baseline';
   url: string;
   headers: Record<string, string>;
   /** A POST's Lua script for wrk, made afresh for each count (its number makes its ids unique). */
   script?: (count: number) => string;
   /** The node:http row sending this row's answer: the function list shows where they differ. */
   floor?: Row;
+  /** The Fastify row sending this row's answer (bench/fastify-floor.mjs): what is above it is ours. */
+  fastifyFloor?: Row;
   /** This tree's row that this one counts on the baseline revision. */
   counterpart?: Row;
   counts: Count[];
@@ -269,9 +272,23 @@ const rowOf = (
 const hello = rowOf('node:http hello', 'hello', '/');
 const bearerFloor = rowOf('node:http floor of the bearer read', 'hello', '/setup-check');
 const eventsFloor = rowOf('node:http floor of the events list', 'hello', '/upcoming');
+const bearerFastifyFloor = rowOf('Fastify floor of the bearer read', 'fastify', '/setup-check');
+const eventsFastifyFloor = rowOf('Fastify floor of the events list', 'fastify', '/upcoming');
 const serviceRows = [
-  rowOf('bearer read (setup-check)', 'service', '/api/agent/setup-check', bearer, { floor: bearerFloor }),
-  rowOf('anonymous events list', 'service', '/api/events/upcoming', {}, { floor: eventsFloor }),
+  rowOf('bearer read (setup-check)', 'service', '/api/agent/setup-check', bearer, {
+    floor: bearerFloor,
+    fastifyFloor: bearerFastifyFloor,
+  }),
+  rowOf(
+    'anonymous events list',
+    'service',
+    '/api/events/upcoming',
+    {},
+    {
+      floor: eventsFloor,
+      fastifyFloor: eventsFastifyFloor,
+    },
+  ),
   rowOf('MCP tools/call events list', 'service', mcp.url, mcp.headers, { script: postOf(mcp.body) }),
   rowOf('A2A tasks/send events list', 'service', '/api/a2a', a2a, { script: postOf(a2aBody) }),
   rowOf(
@@ -356,6 +373,8 @@ const rows = SIGNED_ONLY
       hello,
       bearerFloor,
       eventsFloor,
+      bearerFastifyFloor,
+      eventsFastifyFloor,
       ...serviceRows.flatMap((row) => [row, ...baselineRows.filter((other) => other.counterpart === row)]),
     ];
 let countsMade = 0;
@@ -386,7 +405,10 @@ async function count(row: Row): Promise<Count> {
 const medianOf = (row: Row) => median(row.counts.map((count) => count.perRequest));
 const functionLines: string[] = [];
 try {
-  if (!SIGNED_ONLY) servers.set('hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/'));
+  if (!SIGNED_ONLY) {
+    servers.set('hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/'));
+    servers.set('fastify', await underCallgrind('fastify', ['bench/fastify-floor.mjs'], {}, '/setup-check'));
+  }
   servers.set(
     'service',
     await underCallgrind(
@@ -437,6 +459,10 @@ try {
   for (const row of rows) {
     if (row.floor)
       functionLines.push(...functionDifferences(`${row.label} against ${row.floor.label}`, row, row.floor));
+    if (row.fastifyFloor)
+      functionLines.push(
+        ...functionDifferences(`${row.label} against ${row.fastifyFloor.label}`, row, row.fastifyFloor),
+      );
     if (row.counterpart)
       functionLines.push(
         ...functionDifferences(`${row.counterpart.label} against ${BASELINE}`, row.counterpart, row),
@@ -562,6 +588,11 @@ for (const row of rows) {
     console.log(
       `${row.label}: ${Math.round((100 * medianOf(row.floor)) / medianOf(row))} % of it is its floor's; ` +
         `the service's own instructions above the floor: ${medianOf(row) - medianOf(row.floor)}.`,
+    );
+  if (row.fastifyFloor)
+    console.log(
+      `${row.label}: ${Math.round((100 * medianOf(row.fastifyFloor)) / medianOf(row))} % of it is Fastify's floor; ` +
+        `the service's own instructions above Fastify's floor: ${medianOf(row) - medianOf(row.fastifyFloor)}.`,
     );
   if (row.counterpart) {
     const change = (100 * (medianOf(row.counterpart) - medianOf(row))) / medianOf(row);
