@@ -1,5 +1,6 @@
 import { MS } from '../../clock.ts';
 import { newDeviceCode, newUserCode, normalizeUserCode, randomId, sha256 } from '../../secrets.ts';
+import { deviceGrants } from '../../storage/device-grants.ts';
 import type { DeviceGrantsTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Tiered } from '../access/tiers.ts';
@@ -15,11 +16,9 @@ const POLL_JITTER_MS = 500;
 const SLOW_DOWN_STEP_S = 5;
 const MAX_INTERVAL_S = 60;
 
-/**
- * The requester's address and software are shown to the approving member only while the grant is
- * pending; whatever ends it (a decision, delivery, expiry) drops them in the same statement.
- */
-const REQUESTER_DROPPED = { ip: null, user_agent: null } as const;
+// The requester's address and software are shown to the approving member only while the grant is
+// pending; whatever ends it (a decision, delivery, expiry) drops them in the same statement, as the
+// repository's end, endExpired and decide do.
 
 export interface StartGrant {
   scopes: string[];
@@ -45,39 +44,32 @@ export async function startGrant(deps: Store & Clocked, request: StartGrant): Pr
   for (let attempt = 0; ; attempt++) {
     const userCode = newUserCode();
     try {
-      await deps.db
-        .insertInto('device_grants')
-        .values({
-          id: randomId('grt', 8),
-          device_code_hash: sha256(deviceCode),
-          user_code_hash: sha256(userCode),
-          scopes: JSON.stringify([...new Set(request.scopes)]),
-          client_name: clientName,
-          sandbox: request.sandbox ? 1 : 0,
-          status: 'pending',
-          created_at: now,
-          expires_at: now + GRANT_LIFETIME_S * MS.second,
-          interval_s: POLL_INTERVAL_S,
-          last_poll_at: null,
-          member_id: null,
-          granted_scopes: null,
-          denied_scopes: null,
-          decided_at: null,
-          reason: null,
-          token_id: null,
-          ip: request.ip,
-          user_agent: request.userAgent?.slice(0, 300) ?? null,
-          bound_session_hash: null,
-        })
-        .execute();
+      await deviceGrants.insert(deps.db, {
+        id: randomId('grt', 8),
+        device_code_hash: sha256(deviceCode),
+        user_code_hash: sha256(userCode),
+        scopes: JSON.stringify([...new Set(request.scopes)]),
+        client_name: clientName,
+        sandbox: request.sandbox ? 1 : 0,
+        status: 'pending',
+        created_at: now,
+        expires_at: now + GRANT_LIFETIME_S * MS.second,
+        interval_s: POLL_INTERVAL_S,
+        last_poll_at: null,
+        member_id: null,
+        granted_scopes: null,
+        denied_scopes: null,
+        decided_at: null,
+        reason: null,
+        token_id: null,
+        ip: request.ip,
+        user_agent: request.userAgent?.slice(0, 300) ?? null,
+        bound_session_hash: null,
+      });
       return { deviceCode, userCode, expiresIn: GRANT_LIFETIME_S, interval: POLL_INTERVAL_S };
     } catch (error) {
       if (attempt >= 3) throw error;
-      await deps.db
-        .deleteFrom('device_grants')
-        .where('user_code_hash', '=', sha256(userCode))
-        .where('expires_at', '<', now)
-        .execute();
+      await deviceGrants.deleteExpiredWithUserCode(deps.db, sha256(userCode), now);
     }
   }
 }
@@ -104,23 +96,14 @@ type Polling = Store & Clocked & Tiered & WritePort;
 
 export async function pollGrant(deps: Polling, deviceCode: string): Promise<PollOutcome> {
   const now = deps.clock.now();
-  const grant = await deps.db
-    .selectFrom('device_grants')
-    .selectAll()
-    .where('device_code_hash', '=', sha256(deviceCode))
-    .executeTakeFirst();
+  const grant = await deviceGrants.byDeviceCode(deps.db, sha256(deviceCode));
   if (!grant) return { kind: 'unknown' };
   if (grant.status === 'consumed') return { kind: 'gone', why: 'consumed' };
   if (grant.status === 'cancelled') return { kind: 'gone', why: 'cancelled' };
   if (grant.status === 'expired') return { kind: 'gone', why: 'expired' };
   if (grant.status === 'pending') {
     if (now >= Number(grant.expires_at)) {
-      await deps.db
-        .updateTable('device_grants')
-        .set({ status: 'expired', ...REQUESTER_DROPPED })
-        .where('id', '=', grant.id)
-        .where('status', '=', 'pending')
-        .execute();
+      await deviceGrants.end(deps.db, grant.id, 'pending', 'expired');
       return { kind: 'gone', why: 'expired' };
     }
     const last = grant.last_poll_at === null ? null : Number(grant.last_poll_at);
@@ -128,18 +111,10 @@ export async function pollGrant(deps: Polling, deviceCode: string): Promise<Poll
     // client that adopts the new interval is not punished again.
     if (last !== null && now - last < POLL_INTERVAL_S * MS.second - POLL_JITTER_MS) {
       const interval = Math.min(MAX_INTERVAL_S, grant.interval_s + SLOW_DOWN_STEP_S);
-      await deps.db
-        .updateTable('device_grants')
-        .set({ interval_s: interval })
-        .where('id', '=', grant.id)
-        .execute();
+      await deviceGrants.setInterval(deps.db, grant.id, interval);
       return { kind: 'slow_down', interval };
     }
-    await deps.db
-      .updateTable('device_grants')
-      .set({ last_poll_at: now })
-      .where('id', '=', grant.id)
-      .execute();
+    await deviceGrants.setLastPoll(deps.db, grant.id, now);
     return {
       kind: 'pending',
       interval: grant.interval_s,
@@ -147,14 +122,9 @@ export async function pollGrant(deps: Polling, deviceCode: string): Promise<Poll
     };
   }
   if (grant.status === 'denied') {
-    const claimed = await deps.db
-      .updateTable('device_grants')
-      // Its own final state, so that later polls are told it was cancelled, not delivered.
-      .set({ status: 'cancelled', ...REQUESTER_DROPPED })
-      .where('id', '=', grant.id)
-      .where('status', '=', 'denied')
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0) return { kind: 'gone', why: 'cancelled' };
+    // Its own final state, so that later polls are told it was cancelled, not delivered.
+    const claimed = await deviceGrants.end(deps.db, grant.id, 'denied', 'cancelled');
+    if (!claimed) return { kind: 'gone', why: 'cancelled' };
     return { kind: 'cancelled', reason: grant.reason ?? 'The member declined the request.' };
   }
   return deliver(deps, grant);
@@ -162,13 +132,8 @@ export async function pollGrant(deps: Polling, deviceCode: string): Promise<Poll
 
 async function deliver(deps: Polling, grant: DeviceGrantsTable): Promise<PollOutcome> {
   return transact(deps, async (trx) => {
-    const claimed = await trx
-      .updateTable('device_grants')
-      .set({ status: 'consumed', ...REQUESTER_DROPPED })
-      .where('id', '=', grant.id)
-      .where('status', '=', 'approved')
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0) return { kind: 'gone', why: 'consumed' } as const;
+    const claimed = await deviceGrants.end(trx, grant.id, 'approved', 'consumed');
+    if (!claimed) return { kind: 'gone', why: 'consumed' } as const;
     const consented = await mintConsentedToken(deps, trx, grant, {
       name: 'device-flow agent',
       source: 'device',
@@ -176,11 +141,7 @@ async function deliver(deps: Polling, grant: DeviceGrantsTable): Promise<PollOut
     if (!consented) return { kind: 'gone', why: 'consumed' } as const;
     const { member, granted, nowDenied, minted } = consented;
     const denied = [...(JSON.parse(grant.denied_scopes ?? '[]') as string[]), ...nowDenied];
-    await trx
-      .updateTable('device_grants')
-      .set({ token_id: minted.row.id })
-      .where('id', '=', grant.id)
-      .execute();
+    await deviceGrants.setToken(trx, grant.id, minted.row.id);
     return {
       kind: 'completed',
       token: minted.plaintext,
@@ -201,11 +162,7 @@ export async function findPendingGrant(
   deps: Store,
   userCode: string,
 ): Promise<DeviceGrantsTable | undefined> {
-  return deps.db
-    .selectFrom('device_grants')
-    .selectAll()
-    .where('user_code_hash', '=', sha256(normalizeUserCode(userCode)))
-    .executeTakeFirst();
+  return deviceGrants.byUserCode(deps.db, sha256(normalizeUserCode(userCode)));
 }
 
 /**
@@ -224,18 +181,8 @@ export async function bindGrantToSession(
   if (!grant) return { ok: false, reason: 'unknown' };
   if (grant.status !== 'pending') return { ok: false, reason: 'decided' };
   if (deps.clock.now() >= Number(grant.expires_at)) return { ok: false, reason: 'expired' };
-  await deps.db
-    .updateTable('device_grants')
-    .set({ bound_session_hash: sessionHash })
-    .where('id', '=', grant.id)
-    .where('bound_session_hash', 'is', null)
-    .execute();
-  const bound = await deps.db
-    .selectFrom('device_grants')
-    .select('bound_session_hash')
-    .where('id', '=', grant.id)
-    .executeTakeFirstOrThrow();
-  if (bound.bound_session_hash !== sessionHash) return { ok: false, reason: 'bound_elsewhere' };
+  const bound = await deviceGrants.bindSession(deps.db, grant.id, sessionHash);
+  if (bound !== sessionHash) return { ok: false, reason: 'bound_elsewhere' };
   return { ok: true, grant: { ...grant, bound_session_hash: sessionHash } };
 }
 
@@ -272,21 +219,15 @@ async function decide(
   const member = await getMember(deps.db, memberId);
   if (!member) return { ok: false, reason: 'no_member' };
   const { granted, denied } = deps.tiers.split(member.tier, JSON.parse(grant.scopes) as string[]);
-  const updated = await deps.db
-    .updateTable('device_grants')
-    .set({
-      status,
-      member_id: member.id,
-      granted_scopes: JSON.stringify(granted),
-      denied_scopes: JSON.stringify(denied),
-      decided_at: now,
-      reason: status === 'denied' ? (reason ?? 'The member declined the request.') : null,
-      ...REQUESTER_DROPPED,
-    })
-    .where('id', '=', grant.id)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 0) return { ok: false, reason: 'decided' };
+  const updated = await deviceGrants.decide(deps.db, grant.id, 'pending', {
+    status,
+    memberId: member.id,
+    grantedScopes: JSON.stringify(granted),
+    deniedScopes: JSON.stringify(denied),
+    decidedAt: now,
+    reason: status === 'denied' ? (reason ?? 'The member declined the request.') : null,
+  });
+  if (!updated) return { ok: false, reason: 'decided' };
   return { ok: true, grant, granted, denied };
 }
 
@@ -296,11 +237,5 @@ async function decide(
  * (a late poll is still told `expired_token`), without what identified the requester.
  */
 export async function expireStaleGrants(deps: Store & Clocked): Promise<number> {
-  const ended = await deps.db
-    .updateTable('device_grants')
-    .set({ status: 'expired', ...REQUESTER_DROPPED })
-    .where('status', '=', 'pending')
-    .where('expires_at', '<=', deps.clock.now())
-    .executeTakeFirst();
-  return Number(ended.numUpdatedRows);
+  return deviceGrants.endExpired(deps.db, 'pending', 'expired', deps.clock.now());
 }

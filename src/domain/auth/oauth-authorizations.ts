@@ -1,5 +1,6 @@
 import { MS } from '../../clock.ts';
 import { newDeviceCode, randomId, sha256 } from '../../secrets.ts';
+import { oauthAuthorizations } from '../../storage/oauth-authorizations.ts';
 import type { OAuthAuthorizationsTable } from '../../storage/schema.ts';
 import type { Tiered } from '../access/tiers.ts';
 import { getMember } from '../members/members.ts';
@@ -29,36 +30,30 @@ export async function startAuthorization(
 ): Promise<string> {
   const now = deps.clock.now();
   const secret = newDeviceCode();
-  await deps.db
-    .deleteFrom('oauth_authorizations')
-    .where('expires_at', '<', now - KEPT_AFTER_EXPIRY_MS)
-    .execute();
-  await deps.db
-    .insertInto('oauth_authorizations')
-    .values({
-      id: randomId('oaz', 8),
-      request_hash: sha256(secret),
-      client_id: request.client.clientId,
-      client_name: request.client.clientName,
-      redirect_uri: request.redirectUri,
-      scopes: JSON.stringify([...new Set(request.scopes)]),
-      state: request.state ?? null,
-      code_challenge: request.codeChallenge,
-      resource: request.resource,
-      status: 'pending',
-      created_at: now,
-      expires_at: now + REQUEST_LIFETIME_MS,
-      bound_session_hash: null,
-      member_id: null,
-      granted_scopes: null,
-      sandbox: 0,
-      decided_at: null,
-      code_hash: null,
-      code_expires_at: null,
-      token_id: null,
-      exchanged_at: null,
-    })
-    .execute();
+  await oauthAuthorizations.deleteExpiredBefore(deps.db, now - KEPT_AFTER_EXPIRY_MS);
+  await oauthAuthorizations.insert(deps.db, {
+    id: randomId('oaz', 8),
+    request_hash: sha256(secret),
+    client_id: request.client.clientId,
+    client_name: request.client.clientName,
+    redirect_uri: request.redirectUri,
+    scopes: JSON.stringify([...new Set(request.scopes)]),
+    state: request.state ?? null,
+    code_challenge: request.codeChallenge,
+    resource: request.resource,
+    status: 'pending',
+    created_at: now,
+    expires_at: now + REQUEST_LIFETIME_MS,
+    bound_session_hash: null,
+    member_id: null,
+    granted_scopes: null,
+    sandbox: 0,
+    decided_at: null,
+    code_hash: null,
+    code_expires_at: null,
+    token_id: null,
+    exchanged_at: null,
+  });
   return secret;
 }
 
@@ -76,26 +71,12 @@ export async function bindAuthorization(
   sessionHash: string,
 ): Promise<BindResult> {
   if (secret.length > 100) return { ok: false, reason: 'unknown' };
-  const row = await deps.db
-    .selectFrom('oauth_authorizations')
-    .selectAll()
-    .where('request_hash', '=', sha256(secret))
-    .executeTakeFirst();
+  const row = await oauthAuthorizations.byRequestHash(deps.db, sha256(secret));
   if (!row) return { ok: false, reason: 'unknown' };
   if (row.status !== 'pending') return { ok: false, reason: 'decided' };
   if (deps.clock.now() >= Number(row.expires_at)) return { ok: false, reason: 'expired' };
-  await deps.db
-    .updateTable('oauth_authorizations')
-    .set({ bound_session_hash: sessionHash })
-    .where('id', '=', row.id)
-    .where('bound_session_hash', 'is', null)
-    .execute();
-  const bound = await deps.db
-    .selectFrom('oauth_authorizations')
-    .select('bound_session_hash')
-    .where('id', '=', row.id)
-    .executeTakeFirstOrThrow();
-  if (bound.bound_session_hash !== sessionHash) return { ok: false, reason: 'bound_elsewhere' };
+  const bound = await oauthAuthorizations.bindSession(deps.db, row.id, sessionHash);
+  if (bound !== sessionHash) return { ok: false, reason: 'bound_elsewhere' };
   return { ok: true, authorization: { ...row, bound_session_hash: sessionHash } };
 }
 
@@ -118,20 +99,15 @@ export async function decideAuthorization(
   const now = deps.clock.now();
   const { granted } = deps.tiers.split(member.tier, JSON.parse(authorization.scopes) as string[]);
   const code = decision.approve ? newDeviceCode() : undefined;
-  const updated = await deps.db
-    .updateTable('oauth_authorizations')
-    .set({
-      status: decision.approve ? 'approved' : 'denied',
-      member_id: member.id,
-      granted_scopes: JSON.stringify(decision.approve ? granted : []),
-      sandbox: decision.sandbox ? 1 : 0,
-      decided_at: now,
-      code_hash: code ? sha256(code) : null,
-      code_expires_at: code ? now + CODE_LIFETIME_MS : null,
-    })
-    .where('id', '=', authorization.id)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 0) return { ok: false, reason: 'decided' };
+  const updated = await oauthAuthorizations.decide(deps.db, authorization.id, 'pending', {
+    status: decision.approve ? 'approved' : 'denied',
+    memberId: member.id,
+    grantedScopes: JSON.stringify(decision.approve ? granted : []),
+    sandbox: decision.sandbox,
+    decidedAt: now,
+    codeHash: code ? sha256(code) : null,
+    codeExpiresAt: code ? now + CODE_LIFETIME_MS : null,
+  });
+  if (!updated) return { ok: false, reason: 'decided' };
   return { ok: true, authorization, code, granted: decision.approve ? granted : [] };
 }

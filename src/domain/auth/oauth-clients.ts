@@ -1,5 +1,6 @@
 import { MS } from '../../clock.ts';
 import { randomId } from '../../secrets.ts';
+import { oauthClients } from '../../storage/oauth-clients.ts';
 import type { OAuthClientsTable } from '../../storage/schema.ts';
 import { sanitizeText } from '../feedback/sanitize.ts';
 import type { Clocked, Store } from '../ports.ts';
@@ -93,11 +94,7 @@ export async function registerClient(
     if (problem) return { ok: false, error: 'invalid_redirect_uri', description: problem };
   }
   const now = deps.clock.now();
-  await deps.db
-    .deleteFrom('oauth_clients')
-    .where('used_at', 'is', null)
-    .where('created_at', '<', now - UNUSED_CLIENT_TTL_MS)
-    .execute();
+  await oauthClients.deleteUnusedBefore(deps.db, now - UNUSED_CLIENT_TTL_MS);
   const name =
     registration.clientName === undefined ? '' : sanitizeText(registration.clientName).slice(0, 80);
   const client: OAuthClientsTable = {
@@ -107,7 +104,7 @@ export async function registerClient(
     created_at: now,
     used_at: null,
   };
-  await deps.db.insertInto('oauth_clients').values(client).execute();
+  await oauthClients.insert(deps.db, client);
   return { ok: true, client };
 }
 
@@ -117,11 +114,7 @@ export async function findRegisteredClient(
   clientId: string,
 ): Promise<OAuthClient | undefined> {
   if (clientId.length > 100) return undefined;
-  const row = await deps.db
-    .selectFrom('oauth_clients')
-    .selectAll()
-    .where('client_id', '=', clientId)
-    .executeTakeFirst();
+  const row = await oauthClients.byId(deps.db, clientId);
   if (!row) return undefined;
   if (row.used_at === null && deps.clock.now() - Number(row.created_at) > UNUSED_CLIENT_TTL_MS)
     return undefined;
@@ -133,10 +126,5 @@ export async function findRegisteredClient(
 }
 
 export async function markClientUsed(deps: Store & Clocked, clientId: string): Promise<void> {
-  await deps.db
-    .updateTable('oauth_clients')
-    .set({ used_at: deps.clock.now() })
-    .where('client_id', '=', clientId)
-    .where('used_at', 'is', null)
-    .execute();
+  await oauthClients.markUsed(deps.db, clientId, deps.clock.now());
 }

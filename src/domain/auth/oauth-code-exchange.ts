@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { constantTimeEqual, sha256 } from '../../secrets.ts';
+import { oauthAuthorizations } from '../../storage/oauth-authorizations.ts';
+import { oauthClients } from '../../storage/oauth-clients.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Tiered } from '../access/tiers.ts';
 import type { Clocked, Store } from '../ports.ts';
@@ -48,11 +50,7 @@ export async function exchangeCode(
 ): Promise<ExchangeOutcome> {
   if (!exchange.codeVerifier) return { ok: false, error: 'invalid_request', why: 'no_verifier' };
   if (exchange.code.length > 100) return { ok: false, error: 'invalid_grant', why: 'unknown' };
-  const row = await deps.db
-    .selectFrom('oauth_authorizations')
-    .selectAll()
-    .where('code_hash', '=', sha256(exchange.code))
-    .executeTakeFirst();
+  const row = await oauthAuthorizations.byCodeHash(deps.db, sha256(exchange.code));
   if (!row) return { ok: false, error: 'invalid_grant', why: 'unknown' };
   if (row.status === 'exchanged') {
     if (row.token_id) await revokeToken(deps, row.token_id, { kind: 'oauth_code_replayed' });
@@ -72,28 +70,13 @@ export async function exchangeCode(
     return { ok: false, error: 'invalid_grant', why: 'wrong_verifier' };
   return transact(deps, async (trx) => {
     const now = deps.clock.now();
-    const claimed = await trx
-      .updateTable('oauth_authorizations')
-      .set({ status: 'exchanged', exchanged_at: now })
-      .where('id', '=', row.id)
-      .where('status', '=', 'approved')
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0)
-      return { ok: false, error: 'invalid_grant', why: 'replayed' } as const;
+    const claimed = await oauthAuthorizations.markExchanged(trx, row.id, 'approved', 'exchanged', now);
+    if (!claimed) return { ok: false, error: 'invalid_grant', why: 'replayed' } as const;
     const consented = await mintConsentedToken(deps, trx, row, { name: 'OAuth client', source: 'oauth' });
     if (!consented) return { ok: false, error: 'invalid_grant', why: 'unknown' } as const;
     const { granted, minted } = consented;
-    await trx
-      .updateTable('oauth_authorizations')
-      .set({ token_id: minted.row.id })
-      .where('id', '=', row.id)
-      .execute();
-    await trx
-      .updateTable('oauth_clients')
-      .set({ used_at: now })
-      .where('client_id', '=', row.client_id)
-      .where('used_at', 'is', null)
-      .execute();
+    await oauthAuthorizations.setToken(trx, row.id, minted.row.id);
+    await oauthClients.markUsed(trx, row.client_id, now);
     return { ok: true, token: minted.plaintext, scopes: granted, tokenId: minted.row.id } as const;
   });
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MS } from '../../clock.ts';
 import { deriveFromSecret, sha256 } from '../../secrets.ts';
+import { oidcLogins } from '../../storage/oidc-logins.ts';
 import type { Clocked, Store } from '../ports.ts';
 
 export const OIDC_LOGIN_COOKIE = '__oidc_login';
@@ -39,18 +40,15 @@ export async function storeOidcLogin(
 ): Promise<void> {
   const now = deps.clock.now();
   // Logins that were never finished would otherwise pile up: each start sweeps the expired ones.
-  await deps.db.deleteFrom('oidc_logins').where('expires_at', '<=', now).execute();
-  await deps.db
-    .insertInto('oidc_logins')
-    .values({
-      state_hash: sha256(secrets.state),
-      browser_hash: sha256(secrets.browserSecret),
-      next_path: next,
-      created_at: now,
-      expires_at: now + OIDC_LOGIN_TTL_MS,
-      used_at: null,
-    })
-    .execute();
+  await oidcLogins.deleteEnded(deps.db, now);
+  await oidcLogins.insert(deps.db, {
+    state_hash: sha256(secrets.state),
+    browser_hash: sha256(secrets.browserSecret),
+    next_path: next,
+    created_at: now,
+    expires_at: now + OIDC_LOGIN_TTL_MS,
+    used_at: null,
+  });
 }
 
 /**
@@ -65,14 +63,6 @@ export async function spendOidcLogin(
 ): Promise<{ secrets: OidcLoginSecrets; next: string } | undefined> {
   if (state.length > 200 || browserSecret.length > 200) return undefined;
   const now = deps.clock.now();
-  const spent = await deps.db
-    .updateTable('oidc_logins')
-    .set({ used_at: now })
-    .where('state_hash', '=', sha256(state))
-    .where('browser_hash', '=', sha256(browserSecret))
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returning('next_path')
-    .executeTakeFirst();
-  return spent ? { secrets: secretsFor(browserSecret, state), next: spent.next_path } : undefined;
+  const next = await oidcLogins.spend(deps.db, sha256(state), sha256(browserSecret), now);
+  return next === undefined ? undefined : { secrets: secretsFor(browserSecret, state), next };
 }

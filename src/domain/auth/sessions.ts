@@ -3,6 +3,7 @@ import { MS } from '../../clock.ts';
 import { randomId, sha256 } from '../../secrets.ts';
 import { cacheKeys, type InvalidatingCache } from '../../storage/engine/invalidating-cache.ts';
 import type { Executor } from '../../storage/schema.ts';
+import { sessions } from '../../storage/sessions.ts';
 import type { MemberRef } from './principal.ts';
 
 export const SESSION_COOKIE = '__session';
@@ -12,16 +13,13 @@ export const SESSION_TTL_MS = 14 * MS.day;
 export async function createSession(db: Executor, clock: Clock, memberId: string): Promise<string> {
   const id = randomId('ses', 32);
   const now = clock.now();
-  await db
-    .insertInto('sessions')
-    .values({
-      id_hash: sha256(id),
-      member_id: memberId,
-      created_at: now,
-      expires_at: now + SESSION_TTL_MS,
-      revoked_at: null,
-    })
-    .execute();
+  await sessions.insert(db, {
+    id_hash: sha256(id),
+    member_id: memberId,
+    created_at: now,
+    expires_at: now + SESSION_TTL_MS,
+    revoked_at: null,
+  });
   return id;
 }
 
@@ -79,19 +77,7 @@ async function readSession(
   cache: InvalidatingCache<unknown> | undefined,
 ): Promise<VerifiedSession | undefined> {
   const snapshot = cache?.snapshot() ?? 0;
-  const row = await db
-    .selectFrom('sessions')
-    .innerJoin('members', 'members.id', 'sessions.member_id')
-    .select([
-      'members.id',
-      'members.name',
-      'members.email',
-      'members.tier',
-      'sessions.expires_at',
-      'sessions.revoked_at',
-    ])
-    .where('sessions.id_hash', '=', hash)
-    .executeTakeFirst();
+  const row = await sessions.withMemberByHash(db, hash);
   if (!row || row.revoked_at !== null || Number(row.expires_at) <= now) return undefined;
   const session = {
     member: { id: row.id, name: row.name, email: row.email, tier: row.tier },
@@ -103,9 +89,5 @@ async function readSession(
 }
 
 export async function revokeSession(db: Executor, clock: Clock, sessionId: string): Promise<void> {
-  await db
-    .updateTable('sessions')
-    .set({ revoked_at: clock.now() })
-    .where('id_hash', '=', sha256(sessionId))
-    .execute();
+  await sessions.revoke(db, sha256(sessionId), clock.now());
 }

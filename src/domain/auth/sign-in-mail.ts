@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Transporter } from 'nodemailer';
 import { type Config, isLoopback } from '../../config.ts';
 import { StartRefused } from '../../core/errors.ts';
+import { devOutbox } from '../../storage/dev-outbox.ts';
 import type { Executor } from '../../storage/schema.ts';
 
 export interface OutboxMessage {
@@ -31,7 +32,6 @@ export interface Mailer {
 export class SignInUndeliverable extends StartRefused {}
 
 const OUTBOX_SIZE = 50;
-const OUTBOX_KEY_SETTING = 'dev_outbox_key';
 
 /**
  * The development outbox's key: made once per database and kept in it, so a restart prints the same
@@ -39,17 +39,7 @@ const OUTBOX_KEY_SETTING = 'dev_outbox_key';
  * outbox; on a local server that is the same person.
  */
 export async function devOutboxKey(db: Executor): Promise<string> {
-  await db
-    .insertInto('settings')
-    .values({ key: OUTBOX_KEY_SETTING, value: randomBytes(18).toString('base64url') })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute();
-  const row = await db
-    .selectFrom('settings')
-    .select('value')
-    .where('key', '=', OUTBOX_KEY_SETTING)
-    .executeTakeFirstOrThrow();
-  return row.value;
+  return devOutbox.keepKey(db, randomBytes(18).toString('base64url'));
 }
 
 /** The address of the development outbox (the key opens it). */

@@ -1,6 +1,7 @@
 import { MS } from '../../clock.ts';
 import { randomId, sha256 } from '../../secrets.ts';
 import { members } from '../../storage/members.ts';
+import { signInLinks } from '../../storage/sign-in-links.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Tiered } from '../access/tiers.ts';
 import type { Clocked, Configured, Store } from '../ports.ts';
@@ -20,16 +21,13 @@ export async function issueSignInLink(
   if (!known && !deps.config.openSignup) return undefined;
   const secret = randomId('sil', 32);
   const now = deps.clock.now();
-  await deps.db
-    .insertInto('sign_in_links')
-    .values({
-      id_hash: sha256(secret),
-      email,
-      created_at: now,
-      expires_at: now + SIGN_IN_LINK_TTL_MS,
-      used_at: null,
-    })
-    .execute();
+  await signInLinks.insert(deps.db, {
+    id_hash: sha256(secret),
+    email,
+    created_at: now,
+    expires_at: now + SIGN_IN_LINK_TTL_MS,
+    used_at: null,
+  });
   return secret;
 }
 
@@ -44,16 +42,9 @@ export async function redeemSignInLink(
   if (secret.length > 200) return undefined;
   return transact(deps, async (tx) => {
     const now = deps.clock.now();
-    const spent = await tx
-      .updateTable('sign_in_links')
-      .set({ used_at: now })
-      .where('id_hash', '=', sha256(secret))
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', now)
-      .returning('email')
-      .executeTakeFirst();
-    if (!spent) return undefined;
-    return openSessionForVerifiedEmail(tx, deps, spent.email);
+    const email = await signInLinks.spend(tx, sha256(secret), now);
+    if (email === undefined) return undefined;
+    return openSessionForVerifiedEmail(tx, deps, email);
   });
 }
 
@@ -68,16 +59,5 @@ export async function linkOpenedSession(
   sessionHash: string,
 ): Promise<boolean> {
   if (secret.length > 200) return false;
-  const row = await deps.db
-    .selectFrom('sign_in_links')
-    .innerJoin('members', 'members.email', 'sign_in_links.email')
-    .innerJoin('sessions', 'sessions.member_id', 'members.id')
-    .select('sessions.id_hash')
-    .where('sign_in_links.id_hash', '=', sha256(secret))
-    .where('sign_in_links.used_at', 'is not', null)
-    .where('sign_in_links.expires_at', '>', deps.clock.now())
-    .where('sessions.id_hash', '=', sessionHash)
-    .whereRef('sessions.created_at', '>=', 'sign_in_links.used_at')
-    .executeTakeFirst();
-  return row !== undefined;
+  return signInLinks.spentIntoSession(deps.db, sha256(secret), sessionHash, deps.clock.now());
 }

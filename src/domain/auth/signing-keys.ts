@@ -1,6 +1,7 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Executor } from '../../storage/schema.ts';
+import { tokens } from '../../storage/tokens.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { appendEvent, type EventType } from '../eventlog/eventlog.ts';
 
@@ -87,25 +88,8 @@ interface TokenRow {
   signing_enforced?: number;
 }
 
-/** What a token's signing state is read from. */
-const SIGNING_COLUMNS = [
-  'id',
-  'prefix',
-  'member_id',
-  'revoked_at',
-  'signing_key_id',
-  'signing_key_x',
-  'signing_key_bound_at',
-  'signing_enforced',
-] as const;
-
 async function liveToken(trx: Executor, memberId: string, tokenId: string): Promise<TokenRow> {
-  const row = await trx
-    .selectFrom('tokens')
-    .select(SIGNING_COLUMNS)
-    .where('id', '=', tokenId)
-    .where('member_id', '=', memberId)
-    .executeTakeFirst();
+  const row = await tokens.signingState(trx, memberId, tokenId);
   if (!row || row.revoked_at !== null)
     throw new SigningKeyError('token_not_found', `No live token ${tokenId} belongs to this member.`);
   return row as TokenRow;
@@ -151,13 +135,8 @@ export async function bindSigningKey(
   const now = deps.clock.now();
   return transact(deps, async (trx) => {
     const row = await liveToken(trx, memberId, tokenId);
-    const updated = await trx
-      .updateTable('tokens')
-      .set({ signing_key_id: keyId, signing_key_x: x, signing_key_bound_at: now })
-      .where('id', '=', tokenId)
-      .where('signing_key_id', 'is', null)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0)
+    const bound = await tokens.bindSigningKey(trx, tokenId, { id: keyId, x }, now);
+    if (!bound)
       throw new SigningKeyError(
         'key_already_bound',
         `Token ${tokenId} already has the key ${row.signing_key_id}; revoke it first (POST /api/agent/keys/revoke).`,
@@ -189,11 +168,7 @@ export async function unbindSigningKey(
     const row = await liveToken(trx, memberId, tokenId);
     const revokedKeyId = row.signing_key_id ?? null;
     if (revokedKeyId === null) return { signing: signingOf(row), revokedKeyId };
-    await trx
-      .updateTable('tokens')
-      .set({ signing_key_id: null, signing_key_x: null, signing_key_bound_at: null })
-      .where('id', '=', tokenId)
-      .execute();
+    await tokens.clearSigningKey(trx, tokenId);
     await logChange(trx, row, 'signing_key_revoked', actor, { key_id: revokedKeyId }, now);
     const cleared = { ...row, signing_key_id: null, signing_key_x: null, signing_key_bound_at: null };
     return { signing: signingOf(cleared), revokedKeyId };
@@ -222,11 +197,7 @@ export async function setSigningEnforcement(
         `Token ${tokenId} has no signing key: register one (POST /api/agent/keys/register) before enforcing signatures.`,
       );
     if (next !== current) {
-      await trx
-        .updateTable('tokens')
-        .set({ signing_enforced: next ? 1 : 0 })
-        .where('id', '=', tokenId)
-        .execute();
+      await tokens.setSigningEnforced(trx, tokenId, next);
       await logChange(trx, row, 'signing_enforcement_changed', actor, { enforced: next }, now);
     }
     return signingOf({ ...row, signing_enforced: next ? 1 : 0 });
@@ -235,10 +206,6 @@ export async function setSigningEnforcement(
 
 /** Each live token's key and enforcement, for the agent console. */
 export async function signingOfTokens(db: Executor, memberId: string): Promise<Map<string, TokenSigning>> {
-  const rows = await db
-    .selectFrom('tokens')
-    .select(SIGNING_COLUMNS)
-    .where('member_id', '=', memberId)
-    .execute();
+  const rows = await tokens.signingStates(db, memberId);
   return new Map(rows.map((row) => [row.id, signingOf(row as TokenRow)]));
 }

@@ -1,8 +1,8 @@
 import { MS } from '../../clock.ts';
 import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix } from '../../secrets.ts';
 import type { InvalidatingCache } from '../../storage/engine/invalidating-cache.ts';
-import { arg, prepare } from '../../storage/engine/prepared.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
+import { tokens } from '../../storage/tokens.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import { isScope, type Scope } from '../access/scopes.ts';
 import type { Tiered } from '../access/tiers.ts';
@@ -61,7 +61,7 @@ export async function mintToken(
     revoked_at: null,
   };
   await transact(deps, async (trx) => {
-    await trx.insertInto('tokens').values(row).execute();
+    await tokens.insert(trx, row);
     await appendEvent(
       trx,
       member.id,
@@ -89,31 +89,6 @@ export type TokenLookup =
   | { ok: true; token: TokenRef; member: MemberRef }
   | { ok: false; reason: 'malformed' | 'unknown' }
   | { ok: false; reason: 'revoked'; tokenId: string; prefix: string };
-
-const tokenByHash = prepare(
-  (db) =>
-    db
-      .selectFrom('tokens')
-      .innerJoin('members', 'members.id', 'tokens.member_id')
-      .select([
-        'tokens.id as token_id',
-        'tokens.prefix',
-        'tokens.scopes',
-        'tokens.sandbox',
-        'tokens.created_at',
-        'tokens.last_used_at',
-        'tokens.revoked_at',
-        'tokens.signing_key_id',
-        'tokens.signing_key_x',
-        'tokens.signing_enforced',
-        'members.id as member_id',
-        'members.name',
-        'members.email',
-        'members.tier',
-      ])
-      .where('tokens.hash', '=', arg(0)),
-  { directRead: true },
-);
 
 type ValidLookup = Extract<TokenLookup, { ok: true }>;
 
@@ -154,7 +129,7 @@ async function readToken(
   cache?: InvalidatingCache<unknown>,
 ): Promise<TokenLookup> {
   const snapshot = cache?.snapshot() ?? 0;
-  const [row] = await tokenByHash(db, hash);
+  const [row] = await tokens.withMemberByHash(db, hash);
   if (!row) return { ok: false, reason: 'unknown' };
   if (row.revoked_at !== null)
     return { ok: false, reason: 'revoked', tokenId: row.token_id, prefix: row.prefix };
@@ -187,7 +162,7 @@ export async function touchToken(db: Executor, token: TokenRef, now: number): Pr
   if (!isTouchDue(token, now)) return;
   // The reference may be a cached lookup: keep it current so the next request does not write again.
   token.lastUsedAt = now;
-  await db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', token.id).execute();
+  await tokens.setLastUsed(db, token.id, now);
 }
 
 /** Idempotent: revoking twice reports the first revocation. */
@@ -198,19 +173,10 @@ export async function revokeToken(
 ): Promise<{ prefix: string; alreadyRevoked: boolean } | undefined> {
   const now = deps.clock.now();
   return transact(deps, async (trx) => {
-    const updated = await trx
-      .updateTable('tokens')
-      .set({ revoked_at: now })
-      .where('id', '=', tokenId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    const row = await trx
-      .selectFrom('tokens')
-      .select(['prefix', 'member_id'])
-      .where('id', '=', tokenId)
-      .executeTakeFirst();
+    const revoked = await tokens.revoke(trx, tokenId, now);
+    const row = await tokens.ownerOf(trx, tokenId);
     if (!row) return undefined;
-    const alreadyRevoked = Number(updated.numUpdatedRows) === 0;
+    const alreadyRevoked = !revoked;
     if (!alreadyRevoked) {
       await appendEvent(
         trx,
@@ -224,7 +190,5 @@ export async function revokeToken(
 }
 
 export async function listTokens(db: Executor, memberId?: string): Promise<TokensTable[]> {
-  let query = db.selectFrom('tokens').selectAll().orderBy('created_at', 'desc');
-  if (memberId) query = query.where('member_id', '=', memberId);
-  return query.execute();
+  return tokens.newestFirst(db, memberId);
 }
