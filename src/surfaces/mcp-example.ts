@@ -7,7 +7,7 @@ export const MCP_EXAMPLE_BODY = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 
 export function mcpCurlExample(base: string): string {
   return [
-    `curl -sS -X POST '${base}/api/mcp'`,
+    `curl -sS -X POST ${base}/api/mcp`,
     `-H 'Content-Type: application/json'`,
     `-H 'Accept: application/json, text/event-stream'`,
     `-H 'MCP-Protocol-Version: 2025-11-25'`,
