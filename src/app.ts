@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { acceptRequestId, compileProxyTrust, type ProxyTrust } from './http/client.ts';
 import { capConnectionsPerAddress } from './http/connection-cap.ts';
+import { registerCors } from './http/cors.ts';
 import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
 import { requestLogger } from './http/request-logger.ts';
@@ -16,7 +17,7 @@ import { registerHealthChecks } from './surfaces/health.ts';
 import { registerMcpSurface } from './surfaces/mcp.ts';
 import { registerMetricsPath } from './surfaces/metrics-endpoint.ts';
 import { registerNewsletterFeeds } from './surfaces/newsletter-feeds.ts';
-import { allowCrossOriginOAuth, registerClientRegistration } from './surfaces/oauth-code.ts';
+import { registerClientRegistration } from './surfaces/oauth-code.ts';
 import { registerOAuthDeviceFacade } from './surfaces/oauth-device.ts';
 import { buildOpenApi } from './surfaces/openapi.ts';
 import { registerPaymentDiscovery } from './surfaces/payment-discovery.ts';
@@ -132,6 +133,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     reply.header('x-content-type-options', 'nosniff');
     done();
   });
+  // Which other origins may read what: the public documents any, the API the listed ones (bearer only).
+  registerCors(app, deps.config);
   registerAssets(app);
 
   // The API: REST operations, MCP and A2A, with no hook that only pages need.
@@ -139,7 +142,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   registerMcpSurface(app, deps, operations);
   registerA2a(app, deps, operations);
   registerRestFallbacks(app, deps);
-  allowCrossOriginOAuth(app);
   registerWellKnown(app, deps, operations);
   registerPaymentDiscovery(app, deps);
   const openapi = buildOpenApi(deps, operations);

@@ -193,7 +193,6 @@ for (const engine of engines) {
       const missing = await mcpPost(t, toolCall('ic_highlights_submit', unsent));
       assert.equal(missing.status, 401);
       assert.equal(missing.headers.get('www-authenticate'), `Bearer resource_metadata="${metadata}"`);
-      assert.match(missing.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/);
       assert.equal(missing.body.result.isError, true);
       assert.equal(missing.body.result.structuredContent.error, 'missing_token');
       assert.equal(missing.body.result.structuredContent.error_kind, 'unauthorized');

@@ -9,7 +9,7 @@ import { LIMITS_SCHEMA } from './limits.ts';
 import { PAYMENTS_SCHEMA } from './payments.ts';
 import { PRODUCTION_SCHEMA } from './production.ts';
 import { RESEARCH_SCHEMA } from './research.ts';
-import { durationMs, flag, integer, oneOf, optional, refuse, setting, text } from './settings.ts';
+import { durationMs, flag, integer, oneOf, optional, originList, refuse, setting, text } from './settings.ts';
 
 const IP_HASH_SECRET = {
   env: 'IP_HASH_SECRET',
@@ -24,6 +24,23 @@ const IP_HASH_SECRET = {
     'Give every instance the same value (`openssl rand -hex 32`). Unset: each process makes a random ' +
     "key at start, and hashes group only within one process's lifetime. See " +
     '[deployment](deployment.md#retention-of-personal-data).',
+} as const;
+
+const CORS_ORIGINS = {
+  env: 'CORS_ALLOWED_ORIGINS',
+  group: 'server',
+  trim: true,
+  accepts: 'comma-separated origins (`https://host[:port]`)',
+  defaultText: 'empty: no other origin',
+  description:
+    'Web origins whose pages may call the API (REST under `/api/`, MCP at `/api/mcp`, A2A at ' +
+    '`/api/a2a`) from a browser with a bearer token: their preflight is answered and the answers carry ' +
+    '`Access-Control-Allow-Origin` for them. Credentials come only from the `Authorization` header: no ' +
+    '`Access-Control-Allow-Credentials`, and a session cookie on a request from such an origin is ' +
+    'ignored. Every origin is named exactly (scheme, host, port), `*` is refused. Any other foreign ' +
+    'origin stays refused (MCP answers it 403, against DNS rebinding). The public documents ' +
+    '(`/.well-known/*`, `/openapi.json`, `/llms.txt`, …) are readable from any origin whatever this says. ' +
+    'See [deployment](deployment.md#browser-agents-on-other-origins).',
 } as const;
 
 export const CONFIG_SCHEMA = {
@@ -49,6 +66,7 @@ export const CONFIG_SCHEMA = {
       return (raw ?? `http://${publicHost}:${port}`).replace(/\/+$/, '');
     },
   ),
+  corsOrigins: setting<readonly string[]>(CORS_ORIGINS, (raw) => originList(CORS_ORIGINS, raw)),
   logLevel: text({
     env: 'LOG_LEVEL',
     group: 'server',

@@ -153,6 +153,34 @@ export function hostList(spec: SettingText & { default: string }): Setting<strin
 }
 
 /**
+ * A comma-separated list of web origins (`scheme://host[:port]`, as a browser sends them in `Origin`),
+ * each normalised by the URL parser (host lower-cased, default port dropped); empty when unset.
+ */
+export function originList(text: SettingText, raw: string | undefined): readonly string[] {
+  const origins: string[] = [];
+  for (const item of (raw ?? '').split(',')) {
+    const value = item.trim();
+    if (value === '') continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      url = undefined;
+    }
+    const bare =
+      url && (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password;
+    if (!url || !bare || url.pathname !== '/' || url.search || url.hash || value.endsWith('?'))
+      throw refuse(
+        text,
+        'a comma-separated list of origins like https://agent.example (no path, no *)',
+        value,
+      );
+    origins.push(url.origin);
+  }
+  return [...new Set(origins)];
+}
+
+/**
  * An http(s) base address without a trailing slash (paths are appended to it, keeping its own path).
  * The default is a fixed address or one derived from the settings read before.
  */

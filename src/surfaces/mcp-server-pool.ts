@@ -29,7 +29,7 @@ import { jsonRpcError } from './mcp-json-rpc.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
 import { describeTool, type ToolOperation, toolResult } from './mcp-tools.ts';
 import { ExchangeTransport } from './mcp-transport.ts';
-import type { ExchangeAnswerer, HttpAnswer } from './mcp-transport-common.ts';
+import { acceptOfMcp, type ExchangeAnswerer, type HttpAnswer } from './mcp-transport-common.ts';
 import { callRequestFrom, type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
 /** Servers kept for reuse: about the number of exchanges in flight at once under load. */
@@ -76,7 +76,8 @@ export function mcpExchanges(
   const { path } = options;
   const byName = new Map(tools.map((op) => [op.mcpTool, op]));
   const listing = tools.map(describeTool);
-  const ownOrigin = new URL(deps.config.publicUrl).origin;
+  // Our own pages and the origins the operator lets call the API from a browser (src/http/cors.ts).
+  const allowedOrigins = new Set([new URL(deps.config.publicUrl).origin, ...deps.config.corsOrigins]);
   // The SDK builds a fresh Ajv (meta-schemas and all) for every Server it constructs unless it is
   // handed one: the pooled servers share this one.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -84,7 +85,7 @@ export function mcpExchanges(
   /** Refusals the transport does not make itself: a foreign Origin (DNS rebinding) and any unknown protocol version. */
   function refuseHeaders(request: HttpRequestView) {
     const origin = header(request, 'origin');
-    if (origin !== undefined && origin !== ownOrigin)
+    if (origin !== undefined && !allowedOrigins.has(origin))
       return jsonRpcError(403, `Forbidden: Origin ${origin} is not allowed.`);
     const version = header(request, 'mcp-protocol-version');
     // The SDK checks this header only after initialize; an unknown version is refused on every request.
@@ -187,7 +188,7 @@ export function mcpExchanges(
     let answer: HttpAnswer;
     try {
       answer = await pooled.answer(typeof request.body === 'string' ? request.body : undefined, {
-        accept: header(request, 'accept'),
+        accept: acceptOfMcp(header(request, 'accept')),
         contentType: header(request, 'content-type'),
         protocolVersion: header(request, 'mcp-protocol-version'),
       });

@@ -29,6 +29,24 @@ export type ExchangeAnswerer = (
   headers: ExchangeHeaders,
 ) => Promise<HttpAnswer> | HttpAnswer;
 
+/** The Accept both transports require of a client (Streamable HTTP), spelled as clients send it. */
+export const MCP_ACCEPT = 'application/json, text/event-stream';
+
+// The Accept header as the transports judge it. The range */* (with q > 0) takes any media type,
+// JSON and event streams included: it is what curl and most HTTP libraries send unless told
+// otherwise, so it is read as the header the transport asks for. Anything else is judged as sent (a
+// list without text/event-stream is still a 406, as the SDK answers it).
+export function acceptOfMcp(accept: string | undefined): string | undefined {
+  if (accept === undefined || !accept.includes('*/*')) return accept;
+  for (const item of accept.split(',')) {
+    const [range, ...parameters] = item.split(';');
+    if (range.trim() !== '*/*') continue;
+    const weight = parameters.find((parameter) => parameter.split('=')[0].trim().toLowerCase() === 'q');
+    if (weight === undefined || Number(weight.split('=')[1]?.trim()) > 0) return MCP_ACCEPT;
+  }
+  return accept;
+}
+
 export function failure(status: number, code: number, message: string): HttpAnswer {
   return { status, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
 }

@@ -10,8 +10,6 @@ import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 const MCP_PATH = '/api/mcp';
 /** Room for the JSON-RPC envelope around the largest tool arguments an operation accepts. */
 const ENVELOPE_BYTES = 8 * 1024;
-const EXPOSED =
-  'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version, RateLimit, RateLimit-Policy, Retry-After';
 
 export interface McpSurfaceOptions {
   /**
@@ -65,10 +63,6 @@ export function registerMcpSurface(
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) =>
       done(null, body),
     );
-    scope.addHook('onRequest', (_request, reply, done) => {
-      reply.header('access-control-expose-headers', EXPOSED);
-      done();
-    });
     scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
       const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
       if (status === 500) request.log.error({ err: error, requestId: request.id }, 'mcp request failed');

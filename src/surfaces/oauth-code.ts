@@ -12,31 +12,6 @@ function oauthError(code: string, description: string) {
   return { error: code, error_description: description };
 }
 
-/**
- * Browser-based hosts (the MCP Inspector) call the metadata, registration and token endpoints from
- * another origin. Nothing here reads a cookie, so any origin may; the consent page is not included.
- */
-export function allowCrossOriginOAuth(app: FastifyInstance): void {
-  const open = /^\/(\.well-known\/oauth-|oauth\/(register|token)$)/;
-  app.addHook('onRequest', (request, reply, done) => {
-    // Every request passes here: the common one (an /api/ path) is let through on its first characters.
-    const { url } = request;
-    if (!(url.startsWith('/oauth/') || url.startsWith('/.well-known/oauth-'))) return done();
-    if (!open.test(url.split('?')[0])) return done();
-    reply.header('access-control-allow-origin', '*');
-    if (request.method === 'OPTIONS') {
-      reply
-        .code(204)
-        .header('access-control-allow-methods', 'GET, POST')
-        .header('access-control-allow-headers', 'content-type, authorization, mcp-protocol-version')
-        .header('access-control-max-age', '600')
-        .send();
-      return;
-    }
-    done();
-  });
-}
-
 /** RFC 7591 dynamic registration: open, rate limited per IP; every client is public (PKCE, no secret). */
 export function registerClientRegistration(app: FastifyInstance, deps: Deps): void {
   app.post('/oauth/register', async (request: FastifyRequest, reply: FastifyReply) => {

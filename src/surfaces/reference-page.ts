@@ -1,4 +1,5 @@
 import { html, page } from '../web/html.ts';
+import { mcpCurlExample } from './mcp-example.ts';
 
 interface OpenApiOperation {
   operationId: string;
@@ -27,6 +28,7 @@ function credentialText(security: Record<string, string[]>[]): string {
 /** The human-readable API reference, rendered from the same OpenAPI document agents read. */
 export function renderReferencePage(openapi: {
   info: { version: string };
+  servers: { url: string }[];
   paths: Record<string, Record<string, OpenApiOperation>>;
 }): string {
   const entries = Object.entries(openapi.paths).flatMap(([path, methods]) =>
@@ -34,6 +36,9 @@ export function renderReferencePage(openapi: {
   );
   const body = html`<h1>API reference</h1>
 <p>Version <code>${openapi.info.version}</code>. Machine-readable: <a href="/openapi.json">/openapi.json</a>. Served unversioned at the root.</p>
+<section id="mcp-example"><h2>MCP from a shell</h2>
+<p>The operations with an MCP tool are served at <code>POST /api/mcp</code> too (Streamable HTTP, JSON answers). The tool list, with no token; a member's tool is a <code>tools/call</code> with <code>-H 'Authorization: Bearer agt_…'</code> added:</p>
+<pre><code>${mcpCurlExample(openapi.servers[0]?.url ?? '')}</code></pre></section>
 ${entries.map(
   ({ path, method, op }) => html`<section class="op" id="${op.operationId}">
   <h2><span class="method">${method}</span> <code>${path}</code>${op.deprecated ? html` <span class="tag">deprecated</span>` : ''}</h2>

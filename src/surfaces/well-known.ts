@@ -6,6 +6,7 @@ import { API_VERSION } from '../operations/api-version.ts';
 import { defaultPolicies } from '../operations/pipeline/charge.ts';
 import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation, type RestOperation } from '../operations/types.ts';
+import { mcpCurlExample } from './mcp-example.ts';
 import { registerOAuthMetadata } from './oauth-metadata.ts';
 import { signedRequestsProfile } from './signing-profile.ts';
 
@@ -205,6 +206,14 @@ export function llmsText(deps: Deps, operations: readonly Operation[]): string {
     `- [Agent registration](${base}/.well-known/ai-agent.json): auth schemes, scopes, tiers, rate limits`,
     `- [MCP server](${base}/.well-known/mcp.json): Streamable HTTP at POST ${base}/api/mcp and its tools`,
     `- [A2A agent card](${base}/.well-known/agent-card.json): JSON-RPC at POST ${base}/api/a2a`,
+    '',
+    '## One MCP call',
+    '',
+    "The tool list, with no token; a member's tool is a `tools/call` with `-H 'Authorization: Bearer agt_…'` added:",
+    '',
+    '```sh',
+    mcpCurlExample(base),
+    '```',
     '',
     '## REST operations',
     '',
