@@ -106,9 +106,8 @@ function publicDocument(body: unknown, type: string) {
       .header('cache-control', 'public, max-age=3600')
       .header('etag', etag)
       .header('vary', 'accept');
-    const match = request.headers['if-none-match'];
-    if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag))
-      return reply.code(304).send();
+    const tags = request.headers['if-none-match']?.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+    if (tags?.some((tag) => tag === etag || tag === '*')) return reply.code(304).send();
     // The media type asked for; a client that asks for plain JSON gets it labelled as such.
     const accept = request.headers.accept ?? '';
     const served = !accept.includes(type) && accept.includes('application/json') ? 'application/json' : type;
