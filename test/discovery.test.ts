@@ -6,6 +6,8 @@ import addFormats from 'ajv-formats';
 import { MS } from '../src/clock.ts';
 import { ALL_SCOPES } from '../src/domain/access/scopes.ts';
 import { OPERATIONS } from '../src/operations/registry.ts';
+import { mcpToolOperations } from '../src/surfaces/mcp-tools.ts';
+import { PUBLISHER_META } from '../src/surfaces/well-known.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 
@@ -57,8 +59,26 @@ for (const engine of engines) {
       assert.equal(validate(response.body), true, JSON.stringify(validate.errors));
       assert.match(response.body.name, /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
       assert.ok(response.body.description.length <= 100);
-      assert.deepEqual(response.body.remotes, [{ type: 'streamable-http', url: `${t.baseUrl}/api/mcp` }]);
+      assert.equal(response.body.remotes.length, 1);
+      assert.equal(response.body.remotes[0].type, 'streamable-http');
+      assert.equal(response.body.remotes[0].url, `${t.baseUrl}/api/mcp`);
       assert.equal(response.body.$schema, SERVER_SCHEMA.$id);
+      // A host without a domain (here 127.0.0.1) is named in the `local` namespace, never by a reversed IP.
+      assert.equal(response.body.name, 'local/agent-commons');
+      // Every key the schema does not define is under _meta, in the one key the registry keeps, within 4 KB.
+      const defined = Object.keys(SERVER_SCHEMA.definitions.ServerDetail.properties);
+      assert.deepEqual(
+        Object.keys(response.body).filter((key) => !defined.includes(key)),
+        [],
+      );
+      assert.deepEqual(Object.keys(response.body._meta), [PUBLISHER_META]);
+      const published = response.body._meta[PUBLISHER_META];
+      assert.ok(Buffer.byteLength(JSON.stringify(published)) <= 4096);
+      // The tools are the registry's, by name.
+      assert.deepEqual(
+        published.tools,
+        mcpToolOperations(OPERATIONS).map((op) => op.mcpTool),
+      );
       // The remote it names is the MCP endpoint.
       const init = await t.call('POST', '/api/mcp', {
         headers: { accept: 'application/json, text/event-stream' },

@@ -230,30 +230,25 @@ for (const engine of engines) {
       const response = await fetch(`${t.baseUrl}/.well-known/mcp.json`);
       assert.equal(response.status, 200);
       const doc = (await response.json()) as Record<string, any>;
-      // The MCP registry's namespace/name: the host in reverse-DNS order (127.0.0.1 here).
-      assert.equal(doc.name, '1.0.0.127/agent-commons');
+      // The MCP registry's namespace/name: 127.0.0.1 has no domain, so the namespace is `local`.
+      assert.equal(doc.name, 'local/agent-commons');
       assert.equal(doc.title, 'agent-commons');
       assert.equal(doc.version, '2026-07-16');
-      assert.equal(doc.endpoint, `${t.baseUrl}/api/mcp`);
-      assert.equal(doc.transport, 'streamable-http');
-      assert.equal(doc.auth.type, 'bearer');
+      assert.equal(doc.remotes[0].url, `${t.baseUrl}/api/mcp`);
+      assert.equal(doc.remotes[0].type, 'streamable-http');
+      const published = doc._meta['io.modelcontextprotocol.registry/publisher-provided'];
       assert.equal(
-        doc.auth.protected_resource_metadata,
+        published.auth.protected_resource_metadata,
         `${t.baseUrl}/.well-known/oauth-protected-resource/api/mcp`,
       );
       const tools = OPERATIONS.filter((op) => op.mcpTool);
       assert.deepEqual(
-        doc.tools.map((tool: { name: string }) => tool.name),
+        published.tools,
         tools.map((op) => op.mcpTool),
       );
-      const membership = doc.tools.find((tool: { name: string }) => tool.name === 'ic_get_my_membership');
-      assert.deepEqual(
-        { scope: membership.scope, credential: membership.credential },
-        { scope: 'membership:read', credential: 'bearer' },
-      );
-      assert.ok(doc.public_tools.includes('ic_health'));
-      assert.ok(!doc.public_tools.includes('ic_request_tier'));
-      assert.ok(!doc.public_tools.includes('ic_capabilities'));
+      assert.ok(published.public_tools.includes('ic_health'));
+      assert.ok(!published.public_tools.includes('ic_request_tier'));
+      assert.ok(!published.public_tools.includes('ic_capabilities'));
 
       const llms = await fetch(`${t.baseUrl}/llms.txt`);
       assert.equal(llms.status, 200);

@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sha256 } from '../src/secrets.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { signInThroughOutbox } from './support/browser.ts';
 import { engines } from './support/databases.ts';
+import { startLocalHttps } from './support/local-https.ts';
 import { authorize, consentSecret, locationParams, pkce, tokenRequest } from './support/oauth-client.ts';
 
 const REDIRECT = 'http://127.0.0.1:8976/callback';
 
-/** A host's web server: its client ID metadata documents, good and bad, and how often each was fetched. */
+/**
+ * A host's web server, over HTTPS as the draft requires: its client ID metadata documents, good and
+ * bad, and how often each was fetched.
+ */
 async function documentServer() {
   const hits = new Map<string, number>();
   let base = '';
@@ -19,7 +21,12 @@ async function documentServer() {
     (self: string) => { status?: number; headers?: Record<string, string>; body: string }
   > = {
     '/client.json': (self) => ({
+      headers: { 'cache-control': 'max-age=600' },
       body: JSON.stringify({ client_id: self, client_name: 'Doc host', redirect_uris: [REDIRECT] }),
+    }),
+    '/uncached.json': (self) => ({
+      headers: { 'cache-control': 'no-store' },
+      body: JSON.stringify({ client_id: self, client_name: 'Fresh host', redirect_uris: [REDIRECT] }),
     }),
     '/other-id.json': () => ({
       body: JSON.stringify({ client_id: `${base}/client.json`, redirect_uris: [REDIRECT] }),
@@ -36,7 +43,7 @@ async function documentServer() {
     }),
     '/moved.json': () => ({ status: 302, headers: { location: '/client.json' }, body: '' }),
   };
-  const server: Server = createServer((request, response) => {
+  const server = await startLocalHttps((request, response) => {
     const path = request.url ?? '/';
     hits.set(path, (hits.get(path) ?? 0) + 1);
     const answer = documents[path]?.(`${base}${path}`);
@@ -45,9 +52,8 @@ async function documentServer() {
       .writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers })
       .end(answer.body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, hits, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  base = server.base;
+  return { base, hits, close: server.close };
 }
 
 for (const engine of engines) {
@@ -142,6 +148,32 @@ for (const engine of engines) {
       }
       const afterwards = await t.deps.db.selectFrom('oauth_authorizations').select('id').execute();
       assert.equal(afterwards.length, before.length);
+    });
+
+    test('a document is kept as its Cache-Control allows; a dot-segment client_id is no document URL', async () => {
+      const member = await t.member('member');
+      const browser = await signInThroughOutbox(t, member.email);
+      const start = (clientId: string) =>
+        authorize(browser, {
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: REDIRECT,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        });
+      const cachedBefore = host.hits.get('/client.json') ?? 0;
+      for (let i = 0; i < 3; i++) assert.equal((await start(`${host.base}/client.json`)).status, 303);
+      // max-age=600: fetched at most once for the three (once here unless an earlier test fetched it).
+      assert.ok((host.hits.get('/client.json') ?? 0) - cachedBefore <= 1);
+      t.clock.advance(11 * 60_000);
+      assert.equal((await start(`${host.base}/client.json`)).status, 303);
+      assert.ok((host.hits.get('/client.json') ?? 0) > cachedBefore, 'fetched again once stale');
+      for (let i = 0; i < 2; i++) assert.equal((await start(`${host.base}/uncached.json`)).status, 303);
+      assert.equal(host.hits.get('/uncached.json'), 2, 'no-store: fetched every time');
+
+      const dotted = await start(`${host.base}/docs/../client.json`);
+      assert.equal(dotted.status, 400);
+      assert.match(dotted.text, /unknown client_id/);
     });
 
     test('by default a document on a private address is never fetched', async () => {

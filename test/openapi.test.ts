@@ -254,14 +254,15 @@ describe('API description and discovery documents', () => {
 
     test('/.well-known/mcp.json and /llms.txt are served from the registry (tools, public tools, links)', async () => {
       const mcp = await getJson(t, '/.well-known/mcp.json');
+      const published = mcp._meta['io.modelcontextprotocol.registry/publisher-provided'];
       const tools = [...OPERATIONS, legacyEcho].filter((op) => op.mcpTool);
       assert.deepEqual(
-        mcp.tools.map((tool: { name: string }) => tool.name),
+        published.tools,
         tools.map((op) => op.mcpTool),
       );
-      assert.equal(mcp.endpoint, `${t.baseUrl}/api/mcp`);
+      assert.equal(mcp.remotes[0].url, `${t.baseUrl}/api/mcp`);
       assert.deepEqual(
-        [...mcp.public_tools].sort(),
+        [...published.public_tools].sort(),
         tools
           .filter((op) => op.credential === 'public' || op.credential === 'optional_bearer')
           .map((op) => op.mcpTool)

@@ -7,7 +7,7 @@ import type { McpExchangeOptions } from './mcp-server-pool.ts';
 import { mcpToolOperations } from './mcp-tools.ts';
 import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
-const MCP_PATH = '/api/mcp';
+export const MCP_PATH = '/api/mcp';
 /** Room for the JSON-RPC envelope around the largest tool arguments an operation accepts. */
 const ENVELOPE_BYTES = 8 * 1024;
 

@@ -8,6 +8,9 @@ import type { Deps } from '../operations/services.ts';
 
 type Form = Record<string, string | undefined>;
 
+export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+const REGISTERED_GRANTS = ['authorization_code', DEVICE_GRANT];
+
 function oauthError(code: string, description: string) {
   return { error: code, error_description: description };
 }
@@ -26,14 +29,22 @@ export function registerClientRegistration(app: FastifyInstance, deps: Deps): vo
       reply.code(400);
       return oauthError('invalid_client_metadata', 'The body is a JSON object of client metadata.');
     }
-    const grantTypes = Array.isArray(body.grant_types) ? body.grant_types : ['authorization_code'];
-    if (!grantTypes.includes('authorization_code')) {
+    // One rule for both grants (docs/decisions.md, "The device grant and client registration"): a
+    // client may register for either or both; the device grant also takes a client that never did.
+    const asked = Array.isArray(body.grant_types) ? body.grant_types : ['authorization_code'];
+    const grantTypes = REGISTERED_GRANTS.filter((grant) => asked.includes(grant));
+    if (grantTypes.length === 0 || grantTypes.length !== new Set(asked).size) {
       reply.code(400);
-      return oauthError('invalid_client_metadata', 'Only the authorization_code grant is registered here.');
+      return oauthError(
+        'invalid_client_metadata',
+        `grant_types lists authorization_code, ${DEVICE_GRANT} or both.`,
+      );
     }
+    const redirects = grantTypes.includes('authorization_code');
     const result = await registerClient(deps, {
       clientName: typeof body.client_name === 'string' ? body.client_name : undefined,
-      redirectUris: body.redirect_uris as string[],
+      redirectUris: (body.redirect_uris ?? (redirects ? undefined : [])) as string[],
+      withoutRedirects: !redirects,
     });
     if (!result.ok) {
       reply.code(400);
@@ -47,8 +58,8 @@ export function registerClientRegistration(app: FastifyInstance, deps: Deps): vo
       client_id_issued_at: Math.floor(Number(client.created_at) / 1000),
       client_name: client.client_name ?? undefined,
       redirect_uris: JSON.parse(client.redirect_uris),
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
+      grant_types: grantTypes,
+      response_types: redirects ? ['code'] : [],
       token_endpoint_auth_method: 'none',
       scope: typeof body.scope === 'string' ? body.scope : undefined,
     };

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { findRegisteredClient, markClientUsed } from '../domain/auth/oauth-clients.ts';
 import { pollSignup } from '../operations/auth/signup-poll.ts';
 import { startSignup } from '../operations/auth/signup-start.ts';
 import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
-import { answerCodeGrant } from './oauth-code.ts';
+import { answerCodeGrant, DEVICE_GRANT } from './oauth-code.ts';
 import { callRequestFrom } from './rest.ts';
-
-const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 type Form = Record<string, string | undefined>;
 
@@ -35,13 +34,18 @@ async function registerFacadeRoutes(app: FastifyInstance, deps: Deps): Promise<v
   app.post('/oauth/device_authorization', async (request, reply) => {
     const form = (request.body ?? {}) as Form;
     const scopes = (form.scope ?? '').split(' ').filter(Boolean);
+    // No registration needed (docs/decisions.md, "The device grant and client registration"): a
+    // registered client is shown by the name it registered, any other client_id as it came, unverified.
+    const registered = form.client_id ? await findRegisteredClient(deps, form.client_id) : undefined;
+    if (registered) await markClientUsed(deps, registered.clientId);
+    const clientName = registered?.clientName ?? form.client_id;
     const result = await runOperation(
       deps,
       startSignup,
       // No session: these endpoints serve device clients, and a browser cookie riding along means nothing here.
       callRequestFrom(
         request,
-        { scopes, ...(form.client_id ? { client_name: form.client_id.slice(0, 80) } : {}) },
+        { scopes, ...(clientName ? { client_name: clientName.slice(0, 80) } : {}) },
         undefined,
         'rest',
         false,

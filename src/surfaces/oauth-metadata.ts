@@ -7,9 +7,8 @@ import {
   resourceOf,
 } from '../http/bearer-challenge.ts';
 import type { Deps } from '../operations/services.ts';
+import { DEVICE_GRANT } from './oauth-code.ts';
 import { signedRequestsProfile } from './signing-profile.ts';
-
-const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 export function protectedResourceDocument(deps: Deps, surface: ResourceSurface) {
   const base = deps.config.publicUrl;

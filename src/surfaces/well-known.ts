@@ -7,6 +7,15 @@ import { defaultPolicies } from '../operations/pipeline/charge.ts';
 import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation, type RestOperation } from '../operations/types.ts';
 import { mcpCurlExample } from './mcp-example.ts';
+
+import {
+  MCP_DESCRIPTION,
+  mcpRemote,
+  mcpServerName,
+  registerMcpServerCard,
+  SERVER_CARD_PATH,
+} from './mcp-server-card.ts';
+import { mcpToolOperations } from './mcp-tools.ts';
 import { registerOAuthMetadata } from './oauth-metadata.ts';
 import { signedRequestsProfile } from './signing-profile.ts';
 
@@ -63,7 +72,8 @@ export function aiAgentDocument(deps: Deps, operations: readonly Operation[]) {
               },
             },
             authorization_code: {
-              note: 'OAuth 2.1 with PKCE S256, for MCP hosts: register, send the member to authorize, exchange the code.',
+              note: "OAuth 2.1 with PKCE S256, for MCP hosts: the client_id is the URL of the host's client ID metadata document (or one from register), send the member to authorize, exchange the code.",
+              client_id_metadata_document_supported: true,
               metadata: `${base}/.well-known/oauth-authorization-server`,
               register: `${base}/oauth/register`,
               authorize: `${base}/oauth/authorize`,
@@ -113,48 +123,41 @@ export function aiAgentDocument(deps: Deps, operations: readonly Operation[]) {
 export const SERVER_JSON_SCHEMA =
   'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json';
 
-/** The registry's `namespace/name`: the namespace is this deployment's host in reverse-DNS order. */
-export function mcpServerName(publicUrl: string): string {
-  return `${new URL(publicUrl).hostname.split('.').reverse().join('.')}/agent-commons`;
-}
+/** The one `_meta` key the MCP registry keeps when a server.json is published (at most 4 KB of JSON). */
+export const PUBLISHER_META = 'io.modelcontextprotocol.registry/publisher-provided';
 
 /**
  * `/.well-known/mcp.json`: a server.json as the MCP registry defines it (name, description of at most
- * 100 characters, version, the remote), then how to authenticate and the tools, from the registry.
+ * 100 characters, version, the remote with its optional bearer header). Everything else (how to
+ * authenticate, the tools by name, the documents) is under `_meta`, in the one key the registry keeps.
  */
 export function mcpDocument(deps: Deps, operations: readonly Operation[]) {
   const base = deps.config.publicUrl;
-  const tools = operations.filter((op) => op.mcpTool);
+  const tools = mcpToolOperations(operations);
   return {
     $schema: SERVER_JSON_SCHEMA,
     name: mcpServerName(base),
     title: 'agent-commons',
-    description: 'Act for a member of a community space: events, bookings, research, highlights.',
+    description: MCP_DESCRIPTION,
     version: API_VERSION,
     websiteUrl: base,
-    remotes: [{ type: 'streamable-http', url: `${base}/api/mcp` }],
-    endpoint: `${base}/api/mcp`,
-    transport: 'streamable-http',
-    stateless: true,
-    accept: 'application/json, text/event-stream',
-    auth: {
-      type: 'bearer',
-      header: 'Authorization: Bearer agt_…',
-      protected_resource_metadata: protectedResourceMetadataUrl(base, 'mcp'),
-      oauth:
-        'OAuth 2.1 authorization code with PKCE; a host needs only the endpoint URL (RFC 9728 discovery from the 401).',
-      registration: `${base}/.well-known/ai-agent.json`,
+    remotes: [mcpRemote(base)],
+    _meta: {
+      [PUBLISHER_META]: {
+        stateless: true,
+        auth: {
+          protected_resource_metadata: protectedResourceMetadataUrl(base, 'mcp'),
+          authorization_server: `${base}/.well-known/oauth-authorization-server`,
+          registration: `${base}/.well-known/ai-agent.json`,
+        },
+        server_card: `${base}${SERVER_CARD_PATH}`,
+        tools: tools.map((op) => op.mcpTool),
+        public_tools: tools
+          .filter((op) => op.credential === 'public' || op.credential === 'optional_bearer')
+          .map((op) => op.mcpTool),
+        docs: { openapi: `${base}/openapi.json`, reference: `${base}/docs`, llms: `${base}/llms.txt` },
+      },
     },
-    tools: tools.map((op) => ({
-      name: op.mcpTool,
-      description: op.description ? `${op.summary}. ${op.description}` : `${op.summary}.`,
-      scope: op.scope ?? null,
-      credential: op.credential,
-    })),
-    public_tools: tools
-      .filter((op) => op.credential === 'public' || op.credential === 'optional_bearer')
-      .map((op) => op.mcpTool),
-    docs: { openapi: `${base}/openapi.json`, reference: `${base}/docs`, llms: `${base}/llms.txt` },
   };
 }
 
@@ -195,7 +198,7 @@ export function llmsText(deps: Deps, operations: readonly Operation[]): string {
     '## Getting a token',
     '',
     `- Device flow: ${call(start)} with {"scopes": [...], "client_name": "..."}, show the member the verification URL and user_code, then ${call(poll)}?device_code=... every \`interval\` seconds (a 429 slow_down gives a longer interval to keep) until it answers status completed with the agent token, exactly once (standard endpoints: POST ${base}/oauth/device_authorization and POST ${base}/oauth/token).`,
-    `- MCP hosts: OAuth 2.1 authorization code with PKCE, discovered from the 401 of POST ${base}/api/mcp (RFC 9728 metadata at GET ${base}/.well-known/oauth-protected-resource/api/mcp, registration with POST ${base}/oauth/register); the member approves in the browser.`,
+    `- MCP hosts: OAuth 2.1 authorization code with PKCE, discovered from the 401 of POST ${base}/api/mcp (RFC 9728 metadata at GET ${base}/.well-known/oauth-protected-resource/api/mcp, the client_id the URL of the host's client ID metadata document, or one from POST ${base}/oauth/register for a host without one); the member approves in the browser.`,
     '- Send it as `Authorization: Bearer agt_…`; a token minted with sandbox:true gets real reads and simulated writes.',
     `- Check it with ${call(check)}.`,
     '',
@@ -205,6 +208,7 @@ export function llmsText(deps: Deps, operations: readonly Operation[]): string {
     `- [API reference](${base}/docs): the same, as a page`,
     `- [Agent registration](${base}/.well-known/ai-agent.json): auth schemes, scopes, tiers, rate limits`,
     `- [MCP server](${base}/.well-known/mcp.json): Streamable HTTP at POST ${base}/api/mcp and its tools`,
+    `- [MCP server card](${base}${SERVER_CARD_PATH}): the server's identity and remote, before connecting`,
     `- [A2A agent card](${base}/.well-known/agent-card.json): JSON-RPC at POST ${base}/api/a2a`,
     '',
     '## One MCP call',
@@ -237,6 +241,7 @@ export function registerWellKnown(app: FastifyInstance, deps: Deps, operations: 
   app.get('/.well-known/ai-agent.json', async () => agent);
   const mcp = mcpDocument(deps, operations);
   app.get('/.well-known/mcp.json', async () => mcp);
+  registerMcpServerCard(app, deps);
   const llms = llmsText(deps, operations);
   app.get('/llms.txt', async (_request, reply) => reply.type('text/markdown; charset=utf-8').send(llms));
 }

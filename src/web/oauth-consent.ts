@@ -1,6 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ALL_SCOPES, isScope } from '../domain/access/scopes.ts';
-import { fetchClientDocument, isClientDocumentUrl } from '../domain/auth/client-metadata-documents.ts';
+import {
+  ClientDocumentCache,
+  clientFromDocument,
+  isClientDocumentUrl,
+} from '../domain/auth/client-metadata-documents.ts';
 import {
   bindAuthorization,
   decideAuthorization,
@@ -52,11 +56,12 @@ function query(request: FastifyRequest): Record<string, string | undefined> {
 export function registerOAuthConsentPages(app: FastifyInstance, deps: Deps): void {
   const base = deps.config.publicUrl;
   const documents = { allowPrivate: deps.config.oauthClientDocumentsFromPrivateAddresses };
+  const fetchedDocuments = new ClientDocumentCache();
 
   /** A registered client, or one whose client_id is the URL of its metadata document (fetched now). */
   async function findClient(clientId: string): Promise<{ client: OAuthClient } | { problem: string }> {
     if (isClientDocumentUrl(clientId, documents)) {
-      const fetched = await fetchClientDocument(clientId, documents);
+      const fetched = await clientFromDocument(clientId, documents, fetchedDocuments, deps.clock.now());
       return fetched.ok
         ? { client: fetched.client }
         : { problem: `The application's client_id is a URL, but ${fetched.problem}.` };

@@ -71,6 +71,8 @@ export function redirectMatches(registered: readonly string[], presented: string
 export interface Registration {
   clientName?: string;
   redirectUris: string[];
+  /** A client of the device grant only: it never redirects, so it may list no redirect URI. */
+  withoutRedirects?: boolean;
 }
 
 export type RegistrationResult =
@@ -83,11 +85,12 @@ export async function registerClient(
   registration: Registration,
 ): Promise<RegistrationResult> {
   const { redirectUris } = registration;
-  if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.length > MAX_REDIRECT_URIS)
+  const fewest = registration.withoutRedirects ? 0 : 1;
+  if (!Array.isArray(redirectUris) || redirectUris.length < fewest || redirectUris.length > MAX_REDIRECT_URIS)
     return {
       ok: false,
       error: 'invalid_redirect_uri',
-      description: `redirect_uris lists 1 to ${MAX_REDIRECT_URIS} URIs`,
+      description: `redirect_uris lists ${fewest} to ${MAX_REDIRECT_URIS} URIs`,
     };
   for (const uri of redirectUris) {
     const problem = redirectUriProblem(uri);
