@@ -240,6 +240,36 @@ for (const engine of engines) {
       assert.equal(stream.body.error.code, -32601);
     });
 
+    test('a record appended through another instance on the same database arrives', async () => {
+      // SQLite: another connection's commit, seen in data_version; PostgreSQL: its notification.
+      const other = await startTestApp({ database: t.database });
+      try {
+        const { member, token } = await reader();
+        const stream = await listen(t, listenBody(21, { since: 1 }), token);
+        await waitUntil(() => stream.frames.length >= 1, 'the acknowledgement');
+        const started = performance.now();
+        await mintToken(other.deps, member, {
+          scopes: ['membership:read'],
+          sandbox: false,
+          name: 'o',
+          source: 'cli',
+        });
+        const committed = performance.now();
+        await waitUntil(() => events(stream).length >= 1, 'the record from the other instance', {
+          everyMs: 1,
+        });
+        const arrived = stream.times[stream.frames.indexOf(events(stream)[0])];
+        console.log(
+          `listen bound across instances (${engine.name}): ${(arrived - committed).toFixed(1)} ms after the commit`,
+        );
+        assert.ok(arrived >= started);
+        assert.equal(events(stream)[0].params.event.id, 2);
+        stream.close();
+      } finally {
+        await other.close();
+      }
+    });
+
     test('draining and then closing the app end every stream gracefully', async () => {
       const other = await startTestApp({ database: t.database });
       try {
