@@ -65,7 +65,8 @@ interface ListenMessage {
 
 /** An SSE answer in progress, as the app's drain and close end it. */
 interface OpenStream {
-  end(kind: 'graceful'): void;
+  /** Sends the graceful result and ends the stream. */
+  end(): void;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -140,7 +141,7 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
   const ownOrigin = new URL(deps.config.publicUrl).origin;
   const serverInfo = { name: 'agent-commons', version: API_VERSION };
   const endAll = () => {
-    for (const stream of [...open]) stream.end('graceful');
+    for (const stream of [...open]) stream.end();
   };
   onDraining(app, endAll);
   app.addHook('preClose', (done) => {
@@ -235,7 +236,7 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
       }
       const stream = openStream(reply, id, charged.headers);
       stream.send(acknowledgement(id, {}));
-      stream.end('graceful');
+      stream.end();
       return reply;
     }
     const capabilities = meta[CLIENT_CAPABILITIES] as Record<string, unknown>;
@@ -264,8 +265,8 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
     // and the subscription is missed (the read that follows a wake starts at the cursor).
     const admitted = await admitOnly(deps, nextEventsTool, callOf(since));
     if ('refusal' in admitted) return refuseCall(request, reply, id, admitted.refusal);
-    if (admitted.principal.kind !== 'bearer')
-      return refuseCall(request, reply, id, await runOperation(deps, nextEventsTool, callOf(since)));
+    // The operation takes a bearer only: admission refused anything else.
+    if (admitted.principal.kind !== 'bearer') throw new Error('ic_events_next admitted no bearer');
     const memberId = admitted.principal.member.id;
     let woken = false;
     let wake = () => {
@@ -372,7 +373,7 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
         onBeat = beat;
       },
       /** The server's own end: a result for a graceful one (drain, close). */
-      end(_kind: 'graceful') {
+      end() {
         if (stream.ended) return;
         stream.send({
           jsonrpc: '2.0',
