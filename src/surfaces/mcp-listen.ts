@@ -55,6 +55,8 @@ const PAGE = 500;
  * it (an operator's SQL) keeps its stream.
  */
 export const KEEP_ALIVE_MS = 15_000;
+/** Bytes a client may leave unread before its stream is ended (a listener that stopped reading). */
+const UNREAD_BYTES = 1024 * 1024;
 
 type RequestId = string | number;
 
@@ -367,7 +369,10 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
     const stream = {
       ended: false,
       send(message: unknown) {
-        if (!stream.ended) raw.write(frame(message));
+        if (stream.ended) return;
+        raw.write(frame(message));
+        // The records wait in the log, not in memory: the client listens again from its cursor.
+        if (raw.writableLength > UNREAD_BYTES) stream.fail(-32000, 'The client is not reading the stream');
       },
       onKeepAlive(beat: () => void) {
         onBeat = beat;
