@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
+import { AppendFeed, registerEmbeddedFeed } from './engine/append-feed.ts';
 import { AUTH_LISTENER_NAME, type AuthListener, listenForAuthChanges } from './engine/auth-listener.ts';
 import { InvalidatingCache } from './engine/invalidating-cache.ts';
 import { namingPool } from './engine/named-statements.ts';
@@ -33,6 +34,12 @@ export interface Database {
    * InvalidatingCache). On PostgreSQL it serves only once listenForChanges() has its listener up.
    */
   authCache?: InvalidatingCache<unknown>;
+  /**
+   * Wakes whoever waits on a reader's event log after a commit that may have appended to it, this
+   * process's or another's (engine/append-feed.ts). On PostgreSQL it hears other instances once
+   * listenForChanges() has its listener up.
+   */
+  appends?: AppendFeed;
   /**
    * PostgreSQL: starts listening for other processes' changes to what the cache holds (after the
    * migrations, which create the triggers that notify) and settles after the first attempt.
@@ -120,12 +127,14 @@ function openSqlite(path: string): Database {
   // Checkpoint less often: a page written by many commits is copied back to the file once.
   sqlite.pragma('wal_autocheckpoint = 10000');
   const storage = new StorageCondition('sqlite');
-  const cached = withStatementCache(sqlite, storage);
   // Prepared once: pragma() would compile the statement on every request.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  const appends = new AppendFeed(() => dataVersion.get() as number);
+  const cached = withStatementCache(sqlite, storage, appends);
   const authCache = new InvalidatingCache<unknown>(() => dataVersion.get() as number);
   const watch = watchCachedTables(authCache);
   const db = new Kysely({ dialect: new SqliteDialect({ database: cached }), plugins: [watch] }) as Db;
+  registerEmbeddedFeed(db.getExecutor().adapter, appends);
   refuseToPrepare(db, (node) => watch.watches(node));
   const direct: DirectRunner = (text, parameters) => {
     const statement = cached.prepare(text);
@@ -139,6 +148,7 @@ function openSqlite(path: string): Database {
     engine: 'sqlite',
     location: file,
     authCache,
+    appends,
     sqlite,
     storage,
     useLog: (log) => storage.useLog(log),
@@ -161,7 +171,10 @@ function openSqlite(path: string): Database {
       await db.transaction().execute((trx) => sql.raw(`PRAGMA user_version = ${version}`).execute(trx));
     },
     unbounded: (fn) => fn(db),
-    close: () => db.destroy(),
+    close: () => {
+      appends.stop();
+      return db.destroy();
+    },
   };
 }
 
@@ -170,7 +183,11 @@ function openSqlite(path: string): Database {
  * needs only prepare and close from the handle. Every statement run through it (Kysely's and the
  * direct runner's) reports a failure, and a COMMIT its success, to the storage condition.
  */
-function withStatementCache(sqlite: SQLite.Database, storage: StorageCondition): SQLite.Database {
+function withStatementCache(
+  sqlite: SQLite.Database,
+  storage: StorageCondition,
+  appends: AppendFeed,
+): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = (requested: string) => {
     // Kysely opens transactions with a deferred BEGIN. A deferred transaction that reads and then
@@ -179,7 +196,7 @@ function withStatementCache(sqlite: SQLite.Database, storage: StorageCondition):
     const text = requested === 'begin' ? 'begin immediate' : requested;
     let statement = cache.get(text);
     if (!statement) {
-      statement = watched(sqlite.prepare(text), text === 'commit', storage);
+      statement = watched(sqlite.prepare(text), text === 'commit', storage, appends);
       if (cache.size < 1000) cache.set(text, statement);
     }
     return statement;
@@ -188,13 +205,21 @@ function withStatementCache(sqlite: SQLite.Database, storage: StorageCondition):
 }
 
 /** The statement's runs, each failure (and a COMMIT's success) told to the storage condition. */
-function watched(statement: SQLite.Statement, commits: boolean, storage: StorageCondition): SQLite.Statement {
+function watched(
+  statement: SQLite.Statement,
+  commits: boolean,
+  storage: StorageCondition,
+  appends: AppendFeed,
+): SQLite.Statement {
   const guarded =
     <A extends unknown[], R>(run: (...args: A) => R) =>
     (...args: A): R => {
       try {
         const result = run(...args);
-        if (commits) storage.committed();
+        if (commits) {
+          storage.committed();
+          appends.committed();
+        }
         return result;
       } catch (error) {
         storage.failed(error);
@@ -216,6 +241,7 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
   // Suspended until the change listener is up: until then every lookup reads the database.
   const authCache = new InvalidatingCache<unknown>(() => 0);
   authCache.suspend();
+  const appends = new AppendFeed();
   let listener: AuthListener | undefined;
   let log: CounterStoreLog | undefined;
   const watch = watchCachedTables(authCache);
@@ -239,6 +265,7 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
     engine: 'postgres',
     location: `postgres://${host}${parsed.pathname}`,
     authCache,
+    appends,
     storage,
     lockWaitMs: timeouts.statementTimeoutMs > 0 ? lockWaitBound(timeouts.statementTimeoutMs) : 0,
     // txid_current() makes the transaction a writing one: its COMMIT writes a record, and a standby
@@ -247,15 +274,19 @@ function openPostgres(url: string, timeouts: DatabaseTimeouts): Database {
       await db.transaction().execute((trx) => sql`select txid_current()`.execute(trx));
     },
     async listenForChanges() {
-      listener ??= listenForAuthChanges(async () => {
-        const pg = await pgDriver();
-        return new pg.Client({
-          connectionString: url,
-          keepAlive: true,
-          connectionTimeoutMillis: timeouts.connectTimeoutMs,
-          application_name: AUTH_LISTENER_NAME,
-        });
-      }, authCache);
+      listener ??= listenForAuthChanges(
+        async () => {
+          const pg = await pgDriver();
+          return new pg.Client({
+            connectionString: url,
+            keepAlive: true,
+            connectionTimeoutMillis: timeouts.connectTimeoutMs,
+            application_name: AUTH_LISTENER_NAME,
+          });
+        },
+        authCache,
+        appends,
+      );
       if (log) listener.useLog(log);
       await listener.firstAttempt;
     },

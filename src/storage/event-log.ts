@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { arg, numberArg, prepare } from './engine/prepared.ts';
+import { EVENT_LOG_CHANNEL, noteEmbeddedAppend } from './engine/append-feed.ts';
+import { arg, numberArg, onPostgres, prepare, runDeferred } from './engine/prepared.ts';
 import type { EventLogTable, Executor } from './schema.ts';
 
 // Each reader's log of what happened to them (tables event_log, and event_log_heads: one counter
@@ -42,8 +43,15 @@ export const eventLog = {
     return Number(head.last_id);
   },
 
-  /** Writes a record under the id nextId gave, in the same transaction. */
-  insert(trx: Executor, row: EventLogRow): Promise<unknown> {
+  /**
+   * Writes a record under the id nextId gave, in the same transaction, and tells the reader's
+   * waiters once it commits (engine/append-feed.ts): on PostgreSQL a notification that travels
+   * with the transaction's next statement and is delivered at its commit to every instance.
+   */
+  async insert(trx: Executor, row: EventLogRow): Promise<unknown> {
+    if (onPostgres(trx))
+      await runDeferred(trx, sql`select pg_notify(${EVENT_LOG_CHANNEL}, ${row.recipient_id})`);
+    else noteEmbeddedAppend(trx, row.recipient_id);
     return insertRecord(
       trx,
       row.recipient_id,

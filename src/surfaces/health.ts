@@ -23,10 +23,25 @@ interface Readiness {
 }
 
 const draining = new WeakSet<FastifyInstance>();
+const drainHooks = new WeakMap<FastifyInstance, (() => void)[]>();
 
-/** From now on /readyz answers 503 `draining` (the load balancer stops sending new requests). */
+/**
+ * From now on /readyz answers 503 `draining` (the load balancer stops sending new requests), and
+ * what answers for as long as a client listens (an MCP subscription) is ended.
+ */
 export function startDraining(app: FastifyInstance): void {
   draining.add(app);
+  for (const hook of drainHooks.get(app) ?? []) hook();
+}
+
+/** Whether startDraining was called for `app`. */
+export function isDraining(app: FastifyInstance): boolean {
+  return draining.has(app);
+}
+
+/** Runs `hook` when the app starts draining: an answer that would otherwise hold the drain open ends. */
+export function onDraining(app: FastifyInstance, hook: () => void): void {
+  drainHooks.set(app, [...(drainHooks.get(app) ?? []), hook]);
 }
 
 export function registerHealthChecks(app: FastifyInstance, deps: Deps): void {

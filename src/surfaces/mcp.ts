@@ -3,6 +3,7 @@ import { bodyCapOf } from '../operations/body-cap.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
+import { listenMessageOf, mcpListen } from './mcp-listen.ts';
 import type { McpExchangeOptions } from './mcp-server-pool.ts';
 import { mcpToolOperations } from './mcp-tools.ts';
 import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
@@ -50,7 +51,12 @@ export function registerMcpSurface(
     return (await exchanges)(request);
   }
 
+  const listen = mcpListen(app, deps, operations);
+
   async function handlePost(request: FastifyRequest, reply: FastifyReply) {
+    // 2026-07-28 subscriptions/listen: an SSE answer of its own (src/surfaces/mcp-listen.ts).
+    const listening = listenMessageOf(request);
+    if (listening) return listen.serve(request, reply, listening);
     const answer = await exchangeOf(request);
     reply.code(answer.status).headers(answer.headers);
     return answer.body === undefined ? reply.send() : reply.send(answer.body);

@@ -1,3 +1,4 @@
+import type { Database } from '../../storage/database.ts';
 import { eventLog } from '../../storage/event-log.ts';
 import type { Executor } from '../../storage/schema.ts';
 
@@ -28,6 +29,13 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
+
+const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
+
+/** A requested type filter as every reader of the log takes it: trimmed, unknown values dropped. */
+export function knownEventTypes(types: readonly string[] | undefined): EventType[] | undefined {
+  return types?.map((t) => t.trim()).filter((t): t is EventType => KNOWN_TYPES.has(t));
+}
 
 /** A follow-up an agent may offer its human: the MCP tool to call and whether it changes anything. */
 export interface EventAction {
@@ -102,4 +110,18 @@ export async function readEvents(
     cursor: page.length ? Number(page[page.length - 1].id) : query.since,
     has_more: rows.length > query.limit,
   };
+}
+
+/**
+ * Calls `wake` after each commit that may have appended to the reader's log, on this instance or
+ * any other on the same database (storage/engine/append-feed.ts); the returned function stops. A
+ * wake says only "read again after your cursor": it may come for a record of a type the reader
+ * filters out, or for none.
+ */
+export function watchAppends(
+  database: Pick<Database, 'appends'>,
+  recipientId: string,
+  wake: () => void,
+): () => void {
+  return database.appends?.subscribe(recipientId, wake) ?? (() => {});
 }

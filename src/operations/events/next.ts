@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { EVENT_TYPES, readEvents } from '../../domain/eventlog/eventlog.ts';
+import { EVENT_TYPES, knownEventTypes, readEvents } from '../../domain/eventlog/eventlog.ts';
 import { strictObject } from '../schemas.ts';
 import type { Deps } from '../services.ts';
 import { defineOperation } from '../types.ts';
@@ -73,8 +73,7 @@ async function eventPage(
   query: { since?: number; types?: readonly string[]; limit?: number },
   now: number,
 ): Promise<typeof Output.static> {
-  const known = new Set<string>(EVENT_TYPES);
-  const types = query.types?.map((t) => t.trim()).filter((t) => known.has(t));
+  const types = knownEventTypes(query.types);
   const page = await readEvents(deps.db, memberId, {
     since: query.since ?? 0,
     types,

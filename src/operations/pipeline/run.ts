@@ -89,6 +89,38 @@ export function runOperationNow(
   return finish(call, steps, started);
 }
 
+/**
+ * Steps 1 to 3 alone, as runOperation runs them: the credential, its signature verdict, the
+ * cross-site check and the operation's admission (credential, scope, tier). For an answer that
+ * stays open after its call (an MCP subscription streaming what `op` reads), asked again whenever
+ * the credential may have changed: nothing is charged, validated, handled or recorded, and the
+ * signature verdict is one per HTTP request, so asking again claims no nonce twice. The principal,
+ * or the refusal answered as runOperation answers it.
+ */
+export async function admitOnly(
+  deps: Deps,
+  op: Operation,
+  request: CallRequest,
+): Promise<{ principal: Principal } | { refusal: CallResult }> {
+  const call = new Call(deps, op, request);
+  try {
+    if (presentsCredential(request)) {
+      const authenticating = authenticate(deps, request, call.now);
+      const auth = authenticating instanceof Promise ? await authenticating : authenticating;
+      call.auth = auth;
+      const signing = verifySignature(deps, request, auth, call.now);
+      if (signing instanceof Promise) call.auth = withVerdict(auth, await signing);
+      else if (signing) call.auth = signing;
+      call.principal = call.auth.principal;
+    }
+    refuseCrossSite(call);
+    admit(call);
+    return { principal: call.principal };
+  } catch (error) {
+    return { refusal: await answerFailure(call, error) };
+  }
+}
+
 /** The call's metrics, and its activity row when it gets one (the only step after the answer). */
 function finish(call: Call, result: CallResult, started: number): CallResult | Promise<CallResult> {
   recordCallMetrics(call.op, call.request, result, started);

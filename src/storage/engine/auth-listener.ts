@@ -6,10 +6,13 @@
 // change committed anywhere reaches this instance's cache within the notification's delivery
 // (milliseconds), or within about twice HEARTBEAT_MS when the connection dies silently. See
 // docs/decisions.md#tokens.
+// The same connection LISTENs on the event log's channel too (engine/append-feed.ts): an instance has
+// one listening connection, whatever it waits for.
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { AUTH_CHANGES_CHANNEL } from '../migrations/0013-auth-notify.ts';
 import { type CounterStoreLog, stderrLog } from '../window-counters.ts';
+import { type AppendFeed, EVENT_LOG_CHANNEL } from './append-feed.ts';
 import type { InvalidatingCache } from './invalidating-cache.ts';
 
 /** How often the listening connection is asked to answer; no answer within as long suspends the cache. */
@@ -28,6 +31,7 @@ export interface AuthListener {
 export function listenForAuthChanges(
   newClient: () => Promise<pg.Client>,
   cache: InvalidatingCache<unknown>,
+  appends?: AppendFeed,
 ): AuthListener {
   let log: CounterStoreLog = stderrLog;
   let current: pg.Client | undefined;
@@ -70,6 +74,7 @@ export function listenForAuthChanges(
       attempt.on('end', () => drop(attempt, 'connection ended'));
       attempt.on('notification', (message) => {
         if (message.channel === AUTH_CHANGES_CHANNEL) cache.invalidate();
+        else if (message.channel === EVENT_LOG_CHANNEL) appends?.appended(message.payload ?? '');
         else if (message.channel === ownChannel) answered?.();
       });
       const beat = () =>
@@ -84,6 +89,7 @@ export function listenForAuthChanges(
         });
       await attempt.connect();
       await attempt.query(`listen ${AUTH_CHANGES_CHANNEL}`);
+      if (appends) await attempt.query(`listen ${EVENT_LOG_CHANNEL}`);
       await attempt.query(`listen ${ownChannel}`);
       await beat();
       if (stopped) {
@@ -93,6 +99,8 @@ export function listenForAuthChanges(
       current = attempt;
       failures = 0;
       cache.resume();
+      // Nothing was told while the connection was down: every waiter reads its log again.
+      appends?.appendedAnywhere();
       if (everListened) log.info({}, 'lookup cache resumed: the PostgreSQL change listener is back');
       everListened = true;
       let beating = false;
