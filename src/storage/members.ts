@@ -30,6 +30,13 @@ export const members = {
       .executeTakeFirst();
   },
 
+  /** The ids of the members holding one of these tiers (none asked: none). */
+  async idsWithTier(executor: Executor, tiers: readonly string[]): Promise<string[]> {
+    if (tiers.length === 0) return [];
+    const rows = await executor.selectFrom('members').select('id').where('tier', 'in', tiers).execute();
+    return rows.map((row) => row.id);
+  },
+
   /** Every member, oldest first (ties by id, so the order is the same on both engines). */
   all(executor: Executor): Promise<MembersTable[]> {
     return executor.selectFrom('members').selectAll().orderBy('created_at').orderBy('id').execute();
