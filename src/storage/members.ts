@@ -30,6 +30,15 @@ export const members = {
       .executeTakeFirst();
   },
 
+  /** What the directory's full-text entry holds of a member; throws when there is none. */
+  nameAndHandle(executor: Executor, id: string): Promise<Pick<MembersTable, 'name' | 'handle'>> {
+    return executor
+      .selectFrom('members')
+      .select(['name', 'handle'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+  },
+
   /** The ids of the members holding one of these tiers (none asked: none). */
   async idsWithTier(executor: Executor, tiers: readonly string[]): Promise<string[]> {
     if (tiers.length === 0) return [];
