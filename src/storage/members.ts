@@ -21,6 +21,12 @@ export const members = {
       .executeTakeFirst();
   },
 
+  /** The names and tiers of these members (none asked: none), in no particular order. */
+  labels(executor: Executor, ids: readonly string[]): Promise<Pick<MembersTable, 'id' | 'name' | 'tier'>[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return executor.selectFrom('members').select(['id', 'name', 'tier']).where('id', 'in', ids).execute();
+  },
+
   /** What an invitation shows of the member it added (by the normalized address). */
   invitationView(executor: Executor, email: string) {
     return executor

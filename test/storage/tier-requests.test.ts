@@ -97,12 +97,5 @@ for (const engine of engines) {
       );
       assert.equal(rest.next, null);
     });
-
-    test('members.idsWithTier finds the holders of the tiers asked, none for none', async () => {
-      const holder = await storage.member('Eve');
-      await members.setTier(storage.db, holder, 'operator', 70);
-      assert.deepEqual(await members.idsWithTier(storage.db, ['operator']), [holder]);
-      assert.deepEqual(await members.idsWithTier(storage.db, []), []);
-    });
   });
 }
