@@ -29,8 +29,9 @@ export interface Configured<K extends keyof Config> {
 }
 
 /**
- * The database handle itself: which engine runs it (for the few queries written per engine, such as
- * full-text search), and the key of this instance's brief reuses (storage/brief-reuse.ts).
+ * The database handle itself, for what is kept per database rather than queried: the key of this
+ * instance's brief reuses (storage/brief-reuse.ts), the reconciliation's waker, the first-run lock.
+ * A query written per engine (full-text search) is its repository's business, never the domain's.
  */
 export interface OnDatabase {
   database: Database;

@@ -68,6 +68,21 @@ export const corpus = {
     return row?.id;
   },
 
+  /** Every document's whole row, in no particular order. */
+  everyDocument(executor: Executor): Promise<CorpusDocumentsTable[]> {
+    return executor.selectFrom('corpus_documents').selectAll().execute();
+  },
+
+  /** A document's passages, in their order. */
+  passagesOf(executor: Executor, documentId: string) {
+    return executor
+      .selectFrom('corpus_passages')
+      .selectAll()
+      .where('document_id', '=', documentId)
+      .orderBy('position')
+      .execute();
+  },
+
   /** Every document's listing, by source then title. */
   documents(executor: Executor) {
     return executor

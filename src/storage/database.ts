@@ -9,7 +9,7 @@ import { InvalidatingCache } from './engine/invalidating-cache.ts';
 import { namingPool } from './engine/named-statements.ts';
 import { type DirectRunner, refuseToPrepare, registerDirectRunner } from './engine/prepared.ts';
 import { WriteWatchPlugin } from './engine/write-watch.ts';
-import type { Db } from './schema.ts';
+import type { Db, Executor } from './schema.ts';
 import { StorageCondition } from './storage-condition.ts';
 import type { CounterStoreLog } from './window-counters.ts';
 
@@ -106,6 +106,11 @@ export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
  */
 export function lockWaitBound(statementTimeoutMs: number): number {
   return statementTimeoutMs - Math.min(1000, Math.floor(statementTimeoutMs / 10));
+}
+
+/** The database answers a statement (the readiness check's probe): rejects when it does not. */
+export async function probe(executor: Executor): Promise<void> {
+  await sql`select 1`.execute(executor);
 }
 
 export function openDatabase(url: string, timeouts: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS): Database {

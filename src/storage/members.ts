@@ -21,6 +21,12 @@ export const members = {
       .executeTakeFirst();
   },
 
+  /** The names and tiers of these members (none asked: none), in no particular order. */
+  labels(executor: Executor, ids: readonly string[]): Promise<Pick<MembersTable, 'id' | 'name' | 'tier'>[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return executor.selectFrom('members').select(['id', 'name', 'tier']).where('id', 'in', ids).execute();
+  },
+
   /** What an invitation shows of the member it added (by the normalized address). */
   invitationView(executor: Executor, email: string) {
     return executor
@@ -28,6 +34,22 @@ export const members = {
       .select(['id', 'name', 'email', 'tier'])
       .where('email', '=', email)
       .executeTakeFirst();
+  },
+
+  /** What the directory's full-text entry holds of a member; throws when there is none. */
+  nameAndHandle(executor: Executor, id: string): Promise<Pick<MembersTable, 'name' | 'handle'>> {
+    return executor
+      .selectFrom('members')
+      .select(['name', 'handle'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+  },
+
+  /** The ids of the members holding one of these tiers (none asked: none). */
+  async idsWithTier(executor: Executor, tiers: readonly string[]): Promise<string[]> {
+    if (tiers.length === 0) return [];
+    const rows = await executor.selectFrom('members').select('id').where('tier', 'in', tiers).execute();
+    return rows.map((row) => row.id);
   },
 
   /** Every member, oldest first (ties by id, so the order is the same on both engines). */

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from './schema.ts';
 
 // The work queues' leases (tables rsvps and bookings, columns status and locked_until): a job is
@@ -70,5 +71,33 @@ export const queue = {
       .where('locked_until', '=', lease)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  },
+
+  /**
+   * One aggregate read of a queue (for metrics), served by the (status, …) indexes the workers use:
+   * the queued jobs, how many of them hold a lease past `now`, and the earliest due time at or
+   * before `now` (null when none is due).
+   */
+  async backlog(
+    executor: Executor,
+    table: QueueTable,
+    now: number,
+  ): Promise<{ queued: number; leased: number; oldestDue: number | null }> {
+    const due = sql.ref(DUE_COLUMN[table]);
+    const row = await sql<{
+      queued: number | string;
+      leased: number | string | null;
+      oldest: number | string | null;
+    }>`
+    select count(*) as queued,
+      sum(case when locked_until > ${now} then 1 else 0 end) as leased,
+      min(case when ${due} <= ${now} then ${due} end) as oldest
+    from ${sql.table(table)} where status = 'queued'`.execute(executor);
+    const { queued, leased, oldest } = row.rows[0] ?? { queued: 0, leased: 0, oldest: null };
+    return {
+      queued: Number(queued),
+      leased: Number(leased ?? 0),
+      oldestDue: oldest === null ? null : Number(oldest),
+    };
   },
 };

@@ -22,6 +22,11 @@ export const resources = {
     await trx.selectFrom('resources').select('id').where('id', '=', id).forUpdate().execute();
   },
 
+  /** Adds a resource; refused (a unique violation) where its id is taken. */
+  async insert(executor: Executor, resource: ResourcesTable): Promise<void> {
+    await executor.insertInto('resources').values(resource).execute();
+  },
+
   /** Adds a resource or replaces its definition (its bookings are kept). */
   async save(executor: Executor, resource: ResourcesTable): Promise<void> {
     const { id, ...values } = resource;

@@ -3,9 +3,9 @@
 // code declares has run, Redis answers when one is configured, and the instance is not draining (SIGTERM). On
 // PostgreSQL it also says whether the lookup cache serves (its change listener is connected).
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../operations/services.ts';
+import { probe } from '../storage/database.ts';
 import { pendingMigrations } from '../storage/migrations.ts';
 
 type CheckState = 'up' | 'down';
@@ -95,7 +95,7 @@ async function within(check: () => Promise<unknown>): Promise<CheckState> {
  * request of its own to clear the condition.
  */
 async function databaseAnswers(deps: Deps): Promise<boolean> {
-  await sql`select 1`.execute(deps.db);
+  await probe(deps.db);
   const { storage, probeWrite } = deps.database;
   if (storage?.unwritable && probeWrite) await probeWrite().catch(() => {});
   return !storage?.unwritable;

@@ -67,5 +67,29 @@ for (const engine of engines) {
       assert.equal(await corpus.countPassages(storage.db), 1);
       assert.equal(await corpus.idOf(storage.db, 'doc_a'), undefined);
     });
+
+    test("every document whole, and one document's passages in their order", async () => {
+      await corpus.insertDocument(storage.db, 'doc_c', columns('c'));
+      await corpus.insertPassages(storage.db, [passage('doc_c', 1), passage('doc_c', 0)]);
+      const every = await corpus.everyDocument(storage.db);
+      assert.deepEqual(every.map((doc) => doc.id).sort(), ['doc_b', 'doc_c']);
+      const c = every.find((doc) => doc.id === 'doc_c');
+      assert.deepEqual(
+        { ...c, revision: Number(c?.revision), added_at: Number(c?.added_at) },
+        {
+          id: 'doc_c',
+          ...columns('c'),
+        },
+      );
+      const passages = await corpus.passagesOf(storage.db, 'doc_c');
+      assert.deepEqual(
+        passages.map((p) => [p.position, p.body]),
+        [
+          [0, 'passage 0'],
+          [1, 'passage 1'],
+        ],
+      );
+      assert.deepEqual(await corpus.passagesOf(storage.db, 'none'), []);
+    });
   });
 }

@@ -55,5 +55,32 @@ for (const engine of engines) {
       });
       assert.equal(await members.tierView(storage.db, 'mem_none'), undefined);
     });
+
+    test('the reads of several members: ids by tier, names and tiers by id, none for none', async () => {
+      assert.deepEqual(await members.idsWithTier(storage.db, ['steward']), ['mem_a']);
+      assert.deepEqual((await members.idsWithTier(storage.db, ['member', 'steward'])).sort(), [
+        'mem_a',
+        'mem_b',
+        'mem_c',
+      ]);
+      assert.deepEqual(await members.idsWithTier(storage.db, []), []);
+      const labels = await members.labels(storage.db, ['mem_b', 'mem_a', 'mem_none']);
+      assert.deepEqual(
+        labels.sort((x, y) => x.id.localeCompare(y.id)),
+        [
+          { id: 'mem_a', name: 'Name mem_a', tier: 'steward' },
+          { id: 'mem_b', name: 'Name mem_b', tier: 'member' },
+        ],
+      );
+      assert.deepEqual(await members.labels(storage.db, []), []);
+    });
+
+    test("nameAndHandle reads what the directory's index holds; no such member throws", async () => {
+      assert.deepEqual(await members.nameAndHandle(storage.db, 'mem_b'), {
+        name: 'Name mem_b',
+        handle: 'handle-mem_b',
+      });
+      await assert.rejects(members.nameAndHandle(storage.db, 'mem_none'));
+    });
   });
 }

@@ -57,6 +57,13 @@ for (const engine of engines) {
       await transact(storage.port, (trx) => resources.lockForDecision(trx, 'r1'));
     });
 
+    test('resources: insert adds a new one and refuses an id taken', async () => {
+      await resources.insert(storage.db, room('r4', 'Cellar'));
+      assert.equal((await resources.byId(storage.db, 'r4'))?.name, 'Cellar');
+      await assert.rejects(resources.insert(storage.db, room('r4', 'Cellar again')));
+      assert.equal((await resources.byId(storage.db, 'r4'))?.name, 'Cellar');
+    });
+
     test('bookings: the same request found again, overlaps with confirmed ones, the member page', async () => {
       const ada = await storage.member('Ada');
       const start = storage.clock.now() + 10 * HOUR;
@@ -117,6 +124,54 @@ for (const engine of engines) {
       );
       const settled = await bookings.get(storage.db, 'q1');
       assert.deepEqual([settled.status, settled.locked_until], ['confirmed', null]);
+    });
+
+    test('queue: a backlog counts the queued jobs, their live leases and the earliest due time reached', async () => {
+      const cy = await storage.member('Cy');
+      // Written as fixture rows: the RSVP worker's own rules are not what this suite tests.
+      const rsvp = async (id: string, due: number, lockedUntil: number | null, status = 'queued') => {
+        await storage.db
+          .insertInto('rsvps')
+          .values({
+            id,
+            event_url: `https://events.example.org/${id}`,
+            member_id: cy,
+            token_id: null,
+            email: null,
+            name: null,
+            status,
+            created_at: 1,
+            attempts: 0,
+            next_attempt_at: due,
+            locked_until: lockedUntil,
+            settled_at: null,
+            last_error: null,
+          })
+          .execute();
+      };
+      assert.deepEqual(await queue.backlog(storage.db, 'rsvps', 1000), {
+        queued: 0,
+        leased: 0,
+        oldestDue: null,
+      });
+      await rsvp('r_due', 400, null);
+      await rsvp('r_leased', 300, 2000);
+      await rsvp('r_lease_over', 600, 900);
+      await rsvp('r_later', 5000, null);
+      await rsvp('r_done', 100, null, 'confirmed');
+      assert.deepEqual(await queue.backlog(storage.db, 'rsvps', 1000), {
+        queued: 4,
+        leased: 1,
+        oldestDue: 300,
+      });
+      assert.deepEqual(await queue.backlog(storage.db, 'rsvps', 200), {
+        queued: 4,
+        leased: 2,
+        oldestDue: null,
+      });
+      const bookingsBacklog = await queue.backlog(storage.db, 'bookings', storage.clock.now() + HOUR);
+      assert.equal(bookingsBacklog.queued, 1, 'b1 is the one booking still queued');
+      assert.equal(bookingsBacklog.oldestDue, storage.clock.now());
     });
   });
 }

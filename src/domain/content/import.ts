@@ -1,7 +1,8 @@
-import { sql, type Transaction } from 'kysely';
-import type { Schema } from '../../storage/schema.ts';
+import { library } from '../../storage/library.ts';
+import { newsletter } from '../../storage/newsletter.ts';
+import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
-import type { Clocked, OnDatabase } from '../ports.ts';
+import type { Clocked } from '../ports.ts';
 import type { ContentSet, IssueDoc } from './folder.ts';
 
 export interface KindReport {
@@ -12,8 +13,6 @@ export interface KindReport {
 }
 
 export type ImportReport = Partial<Record<'issues' | 'presentations' | 'news' | 'pages', KindReport>>;
-
-type Trx = Transaction<Schema>;
 
 /**
  * Stores one kind so that it mirrors the folder: new files are added, changed files (by hash)
@@ -46,13 +45,7 @@ async function mirror<Doc extends { hash: string }>(
   return report;
 }
 
-async function removeStories(deps: OnDatabase, trx: Trx, slug: string): Promise<void> {
-  await trx.deleteFrom('newsletter_stories').where('issue_slug', '=', slug).execute();
-  if (deps.database.engine === 'sqlite')
-    await sql`delete from newsletter_fts where issue_slug = ${slug}`.execute(trx);
-}
-
-async function writeIssue(deps: OnDatabase, trx: Trx, issue: IssueDoc, isNew: boolean, now: number) {
+async function writeIssue(trx: Executor, issue: IssueDoc, isNew: boolean, now: number) {
   const values = {
     title: issue.title,
     date: issue.date,
@@ -61,106 +54,72 @@ async function writeIssue(deps: OnDatabase, trx: Trx, issue: IssueDoc, isNew: bo
     source_hash: issue.hash,
     updated_at: now,
   };
-  if (isNew)
-    await trx
-      .insertInto('newsletter_issues')
-      .values({ slug: issue.slug, ...values })
-      .execute();
+  if (isNew) await newsletter.insertIssue(trx, issue.slug, values);
   else {
-    await trx.updateTable('newsletter_issues').set(values).where('slug', '=', issue.slug).execute();
-    await removeStories(deps, trx, issue.slug);
+    await newsletter.updateIssue(trx, issue.slug, values);
+    await newsletter.removeStories(trx, issue.slug);
   }
-  for (const [position, story] of issue.stories.entries()) {
-    await trx
-      .insertInto('newsletter_stories')
-      .values({ issue_slug: issue.slug, story_id: story.id, position, title: story.title, body: story.body })
-      .execute();
-    if (deps.database.engine === 'sqlite')
-      await sql`insert into newsletter_fts (issue_slug, story_id, title, body) values (${issue.slug}, ${story.id}, ${story.title}, ${story.body})`.execute(
-        trx,
-      );
-  }
+  for (const [position, story] of issue.stories.entries())
+    await newsletter.addStory(trx, issue.slug, position, {
+      story_id: story.id,
+      title: story.title,
+      body: story.body,
+    });
 }
 
 /** Stores a checked content folder in one transaction: a failed import leaves the old content whole. */
-export async function importContent(
-  deps: Clocked & OnDatabase & WritePort,
-  set: ContentSet,
-): Promise<ImportReport> {
+export async function importContent(deps: Clocked & WritePort, set: ContentSet): Promise<ImportReport> {
   const now = deps.clock.now();
   const report: ImportReport = {};
   await transact(deps, async (trx) => {
     if (set.issues) {
-      const existing = await trx
-        .selectFrom('newsletter_issues')
-        .select(['slug as key', 'source_hash'])
-        .execute();
       report.issues = await mirror(
-        existing,
+        await newsletter.hashes(trx),
         set.issues,
         (doc) => doc.slug,
-        (doc, isNew) => writeIssue(deps, trx, doc, isNew, now),
+        (doc, isNew) => writeIssue(trx, doc, isNew, now),
         async (slug) => {
-          await removeStories(deps, trx, slug);
-          await trx.deleteFrom('newsletter_issues').where('slug', '=', slug).execute();
+          await newsletter.removeStories(trx, slug);
+          await newsletter.removeIssue(trx, slug);
         },
       );
     }
     if (set.presentations) {
-      const existing = await trx.selectFrom('presentations').select(['number', 'source_hash']).execute();
+      const existing = await library.presentationHashes(trx);
       report.presentations = await mirror(
         existing.map((row) => ({ key: String(row.number), source_hash: row.source_hash })),
         set.presentations,
         (doc) => String(doc.number),
         async ({ hash, ...doc }) => {
-          const values = { ...doc, source_hash: hash, updated_at: now };
-          await trx
-            .insertInto('presentations')
-            .values(values)
-            .onConflict((oc) => oc.column('number').doUpdateSet(values))
-            .execute();
+          await library.savePresentation(trx, { ...doc, source_hash: hash, updated_at: now });
         },
-        async (key) =>
-          void (await trx.deleteFrom('presentations').where('number', '=', Number(key)).execute()),
+        (key) => library.removePresentation(trx, Number(key)),
       );
     }
     if (set.news) {
-      const existing = await trx.selectFrom('news_links').select(['id as key', 'source_hash']).execute();
       report.news = await mirror(
-        existing,
+        await library.newsHashes(trx),
         set.news,
         (doc) => doc.id,
         async ({ hash, ...doc }) => {
-          const values = { ...doc, source_hash: hash, updated_at: now };
-          await trx
-            .insertInto('news_links')
-            .values(values)
-            .onConflict((oc) => oc.column('id').doUpdateSet(values))
-            .execute();
+          await library.saveNews(trx, { ...doc, source_hash: hash, updated_at: now });
         },
-        async (id) => void (await trx.deleteFrom('news_links').where('id', '=', id).execute()),
+        (id) => library.removeNews(trx, id),
       );
     }
     if (set.pages) {
-      const existing = await trx.selectFrom('content_pages').select(['name as key', 'source_hash']).execute();
       report.pages = await mirror(
-        existing,
+        await library.pageHashes(trx),
         set.pages,
         (doc) => doc.name,
-        async (doc) => {
-          const values = {
+        (doc) =>
+          library.savePage(trx, doc.name, {
             fields: JSON.stringify(doc.fields),
             body: doc.body,
             source_hash: doc.hash,
             updated_at: now,
-          };
-          await trx
-            .insertInto('content_pages')
-            .values({ name: doc.name, ...values })
-            .onConflict((oc) => oc.column('name').doUpdateSet(values))
-            .execute();
-        },
-        async (name) => void (await trx.deleteFrom('content_pages').where('name', '=', name).execute()),
+          }),
+        (name) => library.removePage(trx, name),
       );
     }
   });

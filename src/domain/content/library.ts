@@ -1,3 +1,4 @@
+import { library } from '../../storage/library.ts';
 import type { Store } from '../ports.ts';
 import { parseSections } from './markdown-file.ts';
 
@@ -16,24 +17,13 @@ export interface Presentation extends PresentationSummary {
   notes: string;
 }
 
-const SUMMARY_COLUMNS = ['number', 'title', 'date', 'speaker', 'summary'] as const;
-
 /** Newest number first. */
 export async function listPresentations(deps: Store, limit: number): Promise<PresentationSummary[]> {
-  return deps.db
-    .selectFrom('presentations')
-    .select(SUMMARY_COLUMNS)
-    .orderBy('number', 'desc')
-    .limit(limit)
-    .execute();
+  return library.presentations(deps.db, limit);
 }
 
 export async function getPresentation(deps: Store, number: number): Promise<Presentation | undefined> {
-  return deps.db
-    .selectFrom('presentations')
-    .select([...SUMMARY_COLUMNS, 'slides_url', 'video_url', 'notes'])
-    .where('number', '=', number)
-    .executeTakeFirst();
+  return library.presentation(deps.db, number);
 }
 
 export interface NewsLink {
@@ -47,13 +37,7 @@ export interface NewsLink {
 
 /** Newest first. */
 export async function listNews(deps: Store, limit: number): Promise<NewsLink[]> {
-  return deps.db
-    .selectFrom('news_links')
-    .select(['id', 'title', 'url', 'date', 'note'])
-    .orderBy('date', 'desc')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  return library.news(deps.db, limit);
 }
 
 export interface DonationTier {
@@ -79,11 +63,7 @@ export const TIER_HEADING = /^(.+?)\s*\((\d+(?:\.\d{1,2})?)\s+([A-Z]{3})(?:\s*\/
 
 /** The donation page the operator published in `donate.md`, or undefined when there is none. */
 export async function donationPage(deps: Store): Promise<DonationPage | undefined> {
-  const row = await deps.db
-    .selectFrom('content_pages')
-    .select(['fields', 'body'])
-    .where('name', '=', 'donate')
-    .executeTakeFirst();
+  const row = await library.page(deps.db, 'donate');
   if (!row) return undefined;
   const fields = JSON.parse(row.fields) as Record<string, string>;
   const { intro, sections } = parseSections(row.body, 'donate.md');

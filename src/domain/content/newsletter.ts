@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { newsletter } from '../../storage/newsletter.ts';
 import type { NewsletterIssuesTable } from '../../storage/schema.ts';
-import type { OnDatabase, Store } from '../ports.ts';
+import type { Store } from '../ports.ts';
 
 export interface IssueSummary {
   slug: string;
@@ -26,36 +26,11 @@ export interface Issue extends Omit<IssueSummary, 'story_count'> {
 
 /** Newest first (by date, then slug so equal dates keep one order). */
 export async function listIssues(deps: Store, limit: number): Promise<IssueSummary[]> {
-  const rows = await deps.db
-    .selectFrom('newsletter_issues')
-    .leftJoin('newsletter_stories', 'newsletter_stories.issue_slug', 'newsletter_issues.slug')
-    .select(({ fn }) => [
-      'newsletter_issues.slug',
-      'newsletter_issues.title',
-      'newsletter_issues.date',
-      'newsletter_issues.summary',
-      fn.count<number>('newsletter_stories.story_id').as('story_count'),
-    ])
-    .groupBy([
-      'newsletter_issues.slug',
-      'newsletter_issues.title',
-      'newsletter_issues.date',
-      'newsletter_issues.summary',
-    ])
-    .orderBy('newsletter_issues.date', 'desc')
-    .orderBy('newsletter_issues.slug', 'desc')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({ ...row, story_count: Number(row.story_count) }));
+  return newsletter.summaries(deps.db, limit);
 }
 
 async function withStories(deps: Store, row: NewsletterIssuesTable): Promise<Issue> {
-  const stories = await deps.db
-    .selectFrom('newsletter_stories')
-    .select(['story_id as id', 'title', 'body'])
-    .where('issue_slug', '=', row.slug)
-    .orderBy('position')
-    .execute();
+  const stories = await newsletter.storiesOf(deps.db, row.slug);
   return {
     slug: row.slug,
     title: row.title,
@@ -68,23 +43,13 @@ async function withStories(deps: Store, row: NewsletterIssuesTable): Promise<Iss
 }
 
 export async function getIssue(deps: Store, slug: string): Promise<Issue | undefined> {
-  const row = await deps.db
-    .selectFrom('newsletter_issues')
-    .selectAll()
-    .where('slug', '=', slug)
-    .executeTakeFirst();
+  const row = await newsletter.issue(deps.db, slug);
   return row ? withStories(deps, row) : undefined;
 }
 
 /** The newest issues in full (the feeds, and the latest issue). */
 export async function recentIssues(deps: Store, limit: number): Promise<Issue[]> {
-  const rows = await deps.db
-    .selectFrom('newsletter_issues')
-    .selectAll()
-    .orderBy('date', 'desc')
-    .orderBy('slug', 'desc')
-    .limit(limit)
-    .execute();
+  const rows = await newsletter.recent(deps.db, limit);
   return Promise.all(rows.map((row) => withStories(deps, row)));
 }
 
@@ -117,49 +82,12 @@ function excerpt(body: string, words: string[]): string {
 }
 
 /** Full-text search over stories, best match first (bm25 on SQLite, ts_rank on PostgreSQL). */
-export async function searchStories(
-  deps: Store & OnDatabase,
-  query: string,
-  limit: number,
-): Promise<SearchHit[]> {
+export async function searchStories(deps: Store, query: string, limit: number): Promise<SearchHit[]> {
   const words = terms(query);
   if (words.length === 0) return [];
-  let keys: { issue_slug: string; story_id: string }[];
-  if (deps.database.engine === 'sqlite') {
-    const match = words.map((w) => `"${w}"*`).join(' ');
-    keys = (
-      await sql<{
-        issue_slug: string;
-        story_id: string;
-      }>`select issue_slug, story_id from newsletter_fts where newsletter_fts match ${match} order by bm25(newsletter_fts) limit ${limit}`.execute(
-        deps.db,
-      )
-    ).rows;
-  } else {
-    const tsquery = words.map((w) => `${w}:*`).join(' & ');
-    keys = (
-      await sql<{
-        issue_slug: string;
-        story_id: string;
-      }>`select issue_slug, story_id from newsletter_stories where to_tsvector('simple', title || ' ' || body) @@ to_tsquery('simple', ${tsquery}) order by ts_rank(to_tsvector('simple', title || ' ' || body), to_tsquery('simple', ${tsquery})) desc, issue_slug desc, position limit ${limit}`.execute(
-        deps.db,
-      )
-    ).rows;
-  }
+  const keys = await newsletter.matching(deps.db, words, limit);
   if (keys.length === 0) return [];
-  const rows = await deps.db
-    .selectFrom('newsletter_stories')
-    .innerJoin('newsletter_issues', 'newsletter_issues.slug', 'newsletter_stories.issue_slug')
-    .select([
-      'newsletter_stories.issue_slug',
-      'newsletter_stories.story_id',
-      'newsletter_stories.title',
-      'newsletter_stories.body',
-      'newsletter_issues.title as issue_title',
-      'newsletter_issues.date',
-    ])
-    .where('newsletter_stories.issue_slug', 'in', [...new Set(keys.map((k) => k.issue_slug))])
-    .execute();
+  const rows = await newsletter.storiesWithIssues(deps.db, [...new Set(keys.map((k) => k.issue_slug))]);
   const byKey = new Map(rows.map((row) => [`${row.issue_slug}/${row.story_id}`, row]));
   return keys.flatMap((key) => {
     const row = byKey.get(`${key.issue_slug}/${key.story_id}`);

@@ -1,7 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { MS } from '../../clock.ts';
+import { events } from '../../storage/events.ts';
 import { underFirstRunLock } from '../../storage/first-run-lock.ts';
 import { isFreshDatabase } from '../../storage/migrations.ts';
+import { donations } from '../../storage/payments.ts';
+import { resources } from '../../storage/resources.ts';
 import type { WritePort } from '../../storage/transactions.ts';
 import type { Tiered } from '../access/tiers.ts';
 import { readContentFolder } from '../content/folder.ts';
@@ -138,39 +141,35 @@ export async function seedDemoCommunity(deps: SeedPort): Promise<void> {
   }
   for (const [index, donation] of DEMO_DONATIONS.entries()) {
     const { daysAgo, ...values } = donation;
-    await deps.db
-      .insertInto('donations')
-      .values({ id: `don_demo_${index + 1}`, ...values, source: 'demo', created_at: now - daysAgo * MS.day })
-      .execute();
+    await donations.insert(deps.db, {
+      id: `don_demo_${index + 1}`,
+      ...values,
+      source: 'demo',
+      created_at: now - daysAgo * MS.day,
+    });
   }
   await markRefreshed(deps.db, now);
   for (const [index, event] of DEMO_EVENTS.entries()) {
     const start = now - (now % MS.hour) + event.inDays * MS.day;
-    await deps.db
-      .insertInto('events')
-      .values({
-        id: `evt_demo_${index + 1}`,
-        platform_url: `https://${deps.config.eventUrlHosts[0]}/${event.slug}`,
-        title: event.title,
-        start_at: start,
-        end_at: start + event.hours * MS.hour,
-        location: event.location,
-        cover_url: null,
-        description: `${event.title} at the demo community.`,
-        updated_at: now,
-        source: 'local',
-      })
-      .execute();
+    await events.insert(deps.db, {
+      id: `evt_demo_${index + 1}`,
+      platform_url: `https://${deps.config.eventUrlHosts[0]}/${event.slug}`,
+      title: event.title,
+      start_at: start,
+      end_at: start + event.hours * MS.hour,
+      location: event.location,
+      cover_url: null,
+      description: `${event.title} at the demo community.`,
+      updated_at: now,
+      source: 'local',
+    });
   }
   for (const resource of DEMO_RESOURCES) {
-    await deps.db
-      .insertInto('resources')
-      .values({
-        ...resource,
-        open_hours: JSON.stringify({ weekdays: '09:00-21:00', weekends: '10:00-18:00' }),
-        bookable: 1,
-      })
-      .execute();
+    await resources.insert(deps.db, {
+      ...resource,
+      open_hours: JSON.stringify({ weekdays: '09:00-21:00', weekends: '10:00-18:00' }),
+      bookable: 1,
+    });
   }
   await seedCorpus(deps);
   await importContent(deps, readContentFolder(DEMO_CONTENT_DIR));

@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { directory } from '../../storage/directory.ts';
+import { members } from '../../storage/members.ts';
 import type { MemberProfilesTable } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
-import type { Clocked, OnDatabase, Store } from '../ports.ts';
+import type { Clocked, Store } from '../ports.ts';
 
 export type Visibility = 'hidden' | 'members';
 
@@ -36,28 +37,18 @@ function toProfile(row: MemberProfilesTable | undefined): Profile {
 }
 
 export async function getProfile(deps: Store, memberId: string): Promise<Profile> {
-  return toProfile(
-    await deps.db
-      .selectFrom('member_profiles')
-      .selectAll()
-      .where('member_id', '=', memberId)
-      .executeTakeFirst(),
-  );
+  return toProfile(await directory.profileOf(deps.db, memberId));
 }
 
 /** Saves a profile and its full-text entry together; a hidden profile has no entry at all. */
 export async function saveProfile(
-  deps: Clocked & OnDatabase & WritePort,
+  deps: Clocked & WritePort,
   memberId: string,
   profile: Profile,
 ): Promise<void> {
   const now = deps.clock.now();
   await transact(deps, async (trx) => {
-    const member = await trx
-      .selectFrom('members')
-      .select(['name', 'handle'])
-      .where('id', '=', memberId)
-      .executeTakeFirstOrThrow();
+    const member = await members.nameAndHandle(trx, memberId);
     const values = {
       bio: profile.bio.slice(0, PROFILE_LIMITS.bio),
       skills: profile.skills.slice(0, PROFILE_LIMITS.skills),
@@ -66,23 +57,19 @@ export async function saveProfile(
       show_email: profile.showEmail ? 1 : 0,
       updated_at: now,
     };
-    await trx
-      .insertInto('member_profiles')
-      .values({ member_id: memberId, ...values })
-      .onConflict((oc) => oc.column('member_id').doUpdateSet(values))
-      .execute();
-    const searchText = [member.name, member.handle, values.bio, values.skills, values.projects].join(' ');
-    if (deps.database.engine === 'sqlite') {
-      await sql`delete from directory_fts where member_id = ${memberId}`.execute(trx);
-      if (profile.visibility !== 'hidden')
-        await sql`insert into directory_fts (member_id, name, bio, skills, projects) values (${memberId}, ${`${member.name} ${member.handle}`}, ${values.bio}, ${values.skills}, ${values.projects})`.execute(
-          trx,
-        );
-    } else {
-      await sql`update member_profiles set search_text = ${searchText} where member_id = ${memberId}`.execute(
-        trx,
-      );
-    }
+    await directory.saveProfile(trx, memberId, values);
+    await directory.indexEntry(
+      trx,
+      memberId,
+      {
+        name: member.name,
+        handle: member.handle,
+        bio: values.bio,
+        skills: values.skills,
+        projects: values.projects,
+      },
+      profile.visibility !== 'hidden',
+    );
   });
 }
 
@@ -113,58 +100,18 @@ function terms(query: string): string[] {
  * lists everyone listed, by name.
  */
 export async function searchDirectory(
-  deps: Store & OnDatabase,
+  deps: Store,
   query: string,
   limit: number,
   access: FieldAccess,
 ): Promise<DirectoryEntry[]> {
   const words = terms(query);
-  let ids: string[];
-  if (words.length === 0) {
-    const rows = await deps.db
-      .selectFrom('member_profiles')
-      .innerJoin('members', 'members.id', 'member_profiles.member_id')
-      .select('members.id')
-      .where('member_profiles.visibility', '=', 'members')
-      .orderBy('members.name')
-      .limit(limit)
-      .execute();
-    ids = rows.map((r) => r.id);
-  } else if (deps.database.engine === 'sqlite') {
-    const match = words.map((w) => `"${w}"*`).join(' ');
-    const rows = await sql<{
-      member_id: string;
-    }>`select member_id from directory_fts where directory_fts match ${match} order by bm25(directory_fts) limit ${limit}`.execute(
-      deps.db,
-    );
-    ids = rows.rows.map((r) => r.member_id);
-  } else {
-    const tsquery = words.map((w) => `${w}:*`).join(' & ');
-    const rows = await sql<{
-      member_id: string;
-    }>`select member_id from member_profiles where visibility = 'members' and to_tsvector('simple', search_text) @@ to_tsquery('simple', ${tsquery}) order by ts_rank(to_tsvector('simple', search_text), to_tsquery('simple', ${tsquery})) desc, member_id limit ${limit}`.execute(
-      deps.db,
-    );
-    ids = rows.rows.map((r) => r.member_id);
-  }
+  const ids =
+    words.length === 0
+      ? await directory.listedByName(deps.db, limit)
+      : await directory.matching(deps.db, words, limit);
   if (ids.length === 0) return [];
-  const rows = await deps.db
-    .selectFrom('member_profiles')
-    .innerJoin('members', 'members.id', 'member_profiles.member_id')
-    .select([
-      'members.id',
-      'members.handle',
-      'members.name',
-      'members.email',
-      'members.tier',
-      'member_profiles.bio',
-      'member_profiles.skills',
-      'member_profiles.projects',
-      'member_profiles.show_email',
-      'member_profiles.visibility',
-    ])
-    .where('members.id', 'in', ids)
-    .execute();
+  const rows = await directory.entries(deps.db, ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => {
     const row = byId.get(id);

@@ -1,4 +1,5 @@
 import { randomId } from '../../secrets.ts';
+import { operatorAudit } from '../../storage/operator-audit.ts';
 import type { Executor } from '../../storage/schema.ts';
 
 export interface AuditEntry {
@@ -20,16 +21,13 @@ export async function writeAuditRow(
   entry: AuditEntry,
   outcome: string,
 ): Promise<void> {
-  await db
-    .insertInto('operator_audit')
-    .values({
-      id: randomId('aud', 8),
-      at,
-      operator_id: entry.operatorId,
-      action: entry.action,
-      target: entry.target,
-      outcome,
-      detail: JSON.stringify(entry.detail ?? {}),
-    })
-    .execute();
+  await operatorAudit.add(db, {
+    id: randomId('aud', 8),
+    at,
+    operator_id: entry.operatorId,
+    action: entry.action,
+    target: entry.target,
+    outcome,
+    detail: JSON.stringify(entry.detail ?? {}),
+  });
 }

@@ -1,8 +1,10 @@
 import { apiError } from '../../core/errors.ts';
 import { randomId } from '../../secrets.ts';
 import { cacheKeys, type InvalidatingCache } from '../../storage/engine/invalidating-cache.ts';
-import { type Page, type PageRequest, pageOf } from '../../storage/paging.ts';
+import { members } from '../../storage/members.ts';
+import type { Page, PageRequest } from '../../storage/paging.ts';
 import type { TierRequestsTable } from '../../storage/schema.ts';
+import { tierRequests } from '../../storage/tier-requests.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 import type { Tiered } from '../access/tiers.ts';
 import { appendEvent } from '../eventlog/eventlog.ts';
@@ -69,13 +71,7 @@ async function readTierStatus(
   const snapshot = cache?.snapshot();
   const member = await getMember(deps.db, memberId);
   if (!member) throw apiError('unknown_member', { message: 'No such member.' });
-  const rows = await deps.db
-    .selectFrom('tier_requests')
-    .selectAll()
-    .where('member_id', '=', memberId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+  const rows = await tierRequests.ofMember(deps.db, memberId);
   const pending = rows.find((r) => r.status === 'pending');
   const status = {
     tier: member.tier,
@@ -93,9 +89,7 @@ type MemberTierStatus = TierStatus & { email: string; name: string };
 /** Members whose tier lets them review tier requests: each gets `tier_requested`. */
 async function reviewers(deps: Store & Tiered): Promise<string[]> {
   const tiers = deps.tiers.names().filter((t) => deps.tiers.grants(t, 'admin:tier_review'));
-  if (tiers.length === 0) return [];
-  const rows = await deps.db.selectFrom('members').select('id').where('tier', 'in', tiers).execute();
-  return rows.map((r) => r.id);
+  return members.idsWithTier(deps.db, tiers);
 }
 
 /** A member asks for a higher, self-requestable tier; a pending request is replaced by the new one. */
@@ -142,13 +136,8 @@ export async function requestTier(
   };
   const operators = await reviewers(deps);
   await transact(deps, async (trx) => {
-    await trx
-      .updateTable('tier_requests')
-      .set({ status: 'superseded', decided_at: now })
-      .where('member_id', '=', member.id)
-      .where('status', '=', 'pending')
-      .execute();
-    await trx.insertInto('tier_requests').values(row).execute();
+    await tierRequests.endPending(trx, member.id, 'superseded', now);
+    await tierRequests.add(trx, row);
     for (const operator of operators) {
       await appendEvent(
         trx,
@@ -175,13 +164,7 @@ export async function requestTier(
 
 /** Clears the member's pending request; a no-op when there is none. */
 export async function cancelTierRequest(deps: Store & Clocked, memberId: string): Promise<boolean> {
-  const result = await deps.db
-    .updateTable('tier_requests')
-    .set({ status: 'cancelled', decided_at: deps.clock.now() })
-    .where('member_id', '=', memberId)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return tierRequests.endPending(deps.db, memberId, 'cancelled', deps.clock.now());
 }
 
 export function listTierRequests(
@@ -189,11 +172,7 @@ export function listTierRequests(
   status: string,
   page: PageRequest,
 ): Promise<Page<TierRequestsTable>> {
-  return pageOf(
-    deps.db.selectFrom('tier_requests').selectAll().where('status', '=', status),
-    { time: 'created_at', id: 'id', direction: 'asc' },
-    page,
-  );
+  return tierRequests.page(deps.db, status, page);
 }
 
 export type TierDecision = { decision: 'approve'; tier?: string } | { decision: 'deny'; reason?: string };
@@ -206,28 +185,19 @@ export async function decideTierRequest(
   decision: TierDecision,
 ): Promise<'done' | 'unknown' | 'not_pending' | 'unknown_tier'> {
   const now = deps.clock.now();
-  const request = await deps.db
-    .selectFrom('tier_requests')
-    .selectAll()
-    .where('id', '=', requestId)
-    .executeTakeFirst();
+  const request = await tierRequests.byId(deps.db, requestId);
   if (!request) return 'unknown';
   const granted = decision.decision === 'approve' ? (decision.tier ?? request.tier) : null;
   if (granted !== null && !deps.tiers.has(granted)) return 'unknown_tier';
   return transact(deps, async (trx) => {
-    const updated = await trx
-      .updateTable('tier_requests')
-      .set({
-        status: granted ? 'approved' : 'denied',
-        decided_at: now,
-        decided_by: decidedBy,
-        granted_tier: granted,
-        reason: decision.decision === 'deny' ? (decision.reason ?? null) : null,
-      })
-      .where('id', '=', requestId)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return 'not_pending';
+    const decided = await tierRequests.decidePending(trx, requestId, {
+      status: granted ? 'approved' : 'denied',
+      decided_at: now,
+      decided_by: decidedBy,
+      granted_tier: granted,
+      reason: decision.decision === 'deny' ? (decision.reason ?? null) : null,
+    });
+    if (!decided) return 'not_pending';
     if (granted) await setMemberTier(trx, deps.clock, deps.tiers, request.member_id, granted);
     await appendEvent(
       trx,
@@ -278,21 +248,18 @@ export async function changeMemberTier(
       throw error;
     }
     const id = randomId('treq', 8);
-    await trx
-      .insertInto('tier_requests')
-      .values({
-        id,
-        member_id: memberId,
-        tier,
-        note: null,
-        status: 'changed',
-        created_at: now,
-        decided_at: now,
-        decided_by: decidedBy,
-        granted_tier: tier,
-        reason: reason ?? null,
-      })
-      .execute();
+    await tierRequests.add(trx, {
+      id,
+      member_id: memberId,
+      tier,
+      note: null,
+      status: 'changed',
+      created_at: now,
+      decided_at: now,
+      decided_by: decidedBy,
+      granted_tier: tier,
+      reason: reason ?? null,
+    });
     await appendEvent(
       trx,
       memberId,

@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
 import { MS } from '../../clock.ts';
 import { activity } from '../../storage/activity.ts';
 import { type QueueName, backlogs as queueBacklogs } from '../../storage/backlogs.ts';
+import { members } from '../../storage/members.ts';
+import { tokenTally } from '../../storage/token-counts.ts';
 import type { Clocked, Store } from '../ports.ts';
 
 /**
@@ -89,24 +90,13 @@ export interface TokenCounts {
 
 export async function tokenCounts(deps: Store & Clocked): Promise<TokenCounts> {
   const weekAgo = deps.clock.now() - 7 * MS.day;
-  const row = await deps.db
-    .selectFrom('tokens')
-    .select([
-      sql<number>`sum(case when revoked_at is null and sandbox = 0 then 1 else 0 end)`.as('live'),
-      sql<number>`sum(case when revoked_at is null and sandbox <> 0 then 1 else 0 end)`.as('sandbox'),
-      sql<number>`sum(case when revoked_at is not null then 1 else 0 end)`.as('revoked'),
-      sql<number>`sum(case when revoked_at is null and last_used_at > ${weekAgo} then 1 else 0 end)`.as(
-        'active',
-      ),
-      sql<number>`count(distinct case when revoked_at is null then member_id end)`.as('members'),
-    ])
-    .executeTakeFirstOrThrow();
+  const tally = await tokenTally.of(deps.db, weekAgo);
   return {
-    live: Number(row.live ?? 0),
-    sandbox: Number(row.sandbox ?? 0),
-    revoked: Number(row.revoked ?? 0),
-    activeThisWeek: Number(row.active ?? 0),
-    members: Number(row.members ?? 0),
+    live: tally.live,
+    sandbox: tally.sandbox,
+    revoked: tally.revoked,
+    activeThisWeek: tally.active,
+    members: tally.members,
   };
 }
 
@@ -119,10 +109,6 @@ export interface MemberLabel {
 export async function memberLabels(deps: Store, ids: readonly string[]): Promise<Map<string, MemberLabel>> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return new Map();
-  const rows = await deps.db
-    .selectFrom('members')
-    .select(['id', 'name', 'tier'])
-    .where('id', 'in', unique)
-    .execute();
+  const rows = await members.labels(deps.db, unique);
   return new Map(rows.map((row) => [row.id, { name: row.name, tier: row.tier }]));
 }

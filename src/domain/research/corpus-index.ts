@@ -1,9 +1,9 @@
 import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { StartRefused } from '../../core/errors.ts';
-import { corpus, GENERATION_KEY } from '../../storage/corpus.ts';
-import { SQLITE_PASSAGES_TABLE } from '../../storage/corpus-passages.ts';
+import { corpus } from '../../storage/corpus.ts';
+import { corpusCopy } from '../../storage/corpus-copy.ts';
 import type { Database } from '../../storage/database.ts';
 import { type IndexStamp, readIndexFile, writeIndexFile } from './index-file.ts';
 import { PassageIndex } from './passage-index.ts';
@@ -58,11 +58,7 @@ const WAIT_FOR_REBUILD_MS = 1_000;
  * count and highest id (read before the build, so a passage added meanwhile makes the file stale).
  */
 function stampOf(db: SQLite.Database, generation: string): IndexStamp {
-  const [passages, maxPassageId] = db
-    .prepare('select count(*), coalesce(max(id), 0) from corpus_passages')
-    .raw()
-    .get() as [number, number];
-  return { generation, passages: Number(passages), maxPassageId: Number(maxPassageId) };
+  return { generation, ...corpusCopy.stamp(db) };
 }
 
 /** Where an instance keeps what it may reuse at its next start (docs/research.md, "The index"). */
@@ -182,7 +178,6 @@ class IndexedCorpus implements CorpusIndex {
 }
 
 class EmbeddedPassages implements PassageStore {
-  private read: SQLite.Statement | undefined;
   private readonly sqlite: SQLite.Database;
 
   constructor(sqlite: SQLite.Database) {
@@ -190,9 +185,7 @@ class EmbeddedPassages implements PassageStore {
   }
 
   async generation(): Promise<string> {
-    // Prepared at first use: the settings table exists only once the migrations have run.
-    this.read ??= this.sqlite.prepare('select value from settings where key = ?').pluck();
-    return String(this.read.get(GENERATION_KEY) ?? '0');
+    return corpusCopy.generation(this.sqlite);
   }
 
   async reader(): Promise<SQLite.Database> {
@@ -201,11 +194,6 @@ class EmbeddedPassages implements PassageStore {
 
   close(): void {}
 }
-
-const COPY_DDL = [
-  SQLITE_PASSAGES_TABLE.replace(/^create table /i, 'create table if not exists '),
-  'create table if not exists corpus_documents (id text primary key, source text not null, title text not null, authors text not null, year integer, url text, revision integer not null)',
-];
 
 /**
  * A local SQLite copy of the passages, brought up to date from PostgreSQL document by document. In
@@ -229,11 +217,8 @@ class PostgresCorpusCopy implements PassageStore {
   private get local(): SQLite.Database {
     if (!this.opened) {
       const dir = this.keptDir ?? makeTemporaryCopyDir();
-      const local = new SQLite(join(dir, 'corpus.db'));
-      local.pragma('journal_mode = WAL');
       // A temporary copy dies with the process, so it need not survive a crash; a kept one must open.
-      local.pragma(this.keptDir ? 'synchronous = NORMAL' : 'synchronous = OFF');
-      for (const statement of COPY_DDL) local.exec(statement);
+      const local = corpusCopy.open(join(dir, 'corpus.db'), this.keptDir !== undefined);
       this.opened = { dir, local };
     }
     return this.opened.local;
@@ -257,46 +242,17 @@ class PostgresCorpusCopy implements PassageStore {
   /** Copies the documents whose revision changed and drops those that are gone. */
   private async catchUp(generation: string): Promise<void> {
     const db = this.database.db;
-    const remote = await db.selectFrom('corpus_documents').selectAll().execute();
-    const localRevisions = new Map(
-      (
-        this.local.prepare('select id, revision from corpus_documents').all() as {
-          id: string;
-          revision: number;
-        }[]
-      ).map((r) => [r.id, r.revision]),
-    );
+    const remote = await corpus.everyDocument(db);
+    const localRevisions = corpusCopy.revisions(this.local);
     const wanted = new Set(remote.map((d) => d.id));
-    const dropPassages = this.local.prepare('delete from corpus_passages where document_id = ?');
-    const dropDocument = this.local.prepare('delete from corpus_documents where id = ?');
-    const addDocument = this.local.prepare(
-      'insert into corpus_documents (id, source, title, authors, year, url, revision) values (?, ?, ?, ?, ?, ?, ?)',
+    corpusCopy.dropDocuments(
+      this.local,
+      [...localRevisions.keys()].filter((id) => !wanted.has(id)),
     );
-    const addPassage = this.local.prepare(
-      'insert into corpus_passages (id, document_id, position, source, title, section, body) values (?, ?, ?, ?, ?, ?, ?)',
-    );
-    this.local.transaction(() => {
-      for (const id of localRevisions.keys()) {
-        if (wanted.has(id)) continue;
-        dropPassages.run(id);
-        dropDocument.run(id);
-      }
-    })();
     for (const doc of remote) {
       if (localRevisions.get(doc.id) === Number(doc.revision)) continue;
-      const passages = await db
-        .selectFrom('corpus_passages')
-        .selectAll()
-        .where('document_id', '=', doc.id)
-        .orderBy('position')
-        .execute();
-      this.local.transaction(() => {
-        dropPassages.run(doc.id);
-        dropDocument.run(doc.id);
-        addDocument.run(doc.id, doc.source, doc.title, doc.authors, doc.year, doc.url, Number(doc.revision));
-        for (const p of passages)
-          addPassage.run(Number(p.id), p.document_id, p.position, p.source, p.title, p.section, p.body);
-      })();
+      const passages = await corpus.passagesOf(db, doc.id);
+      corpusCopy.replaceDocument(this.local, doc, passages);
     }
     this.copied = generation;
   }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { decideTierRequest, listTierRequests } from '../../domain/members/tier-requests.ts';
+import { tierRequests } from '../../storage/tier-requests.ts';
 import { strictObject } from '../schemas.ts';
 import { defineOperation } from '../types.ts';
 import { defineOperatorList } from './operator-list.ts';
@@ -81,23 +82,7 @@ export const adminDecideTierRequest = defineOperation<typeof DecideInput.static,
           operatorId,
           decision === 'approve' ? { decision, tier } : { decision, reason },
         ),
-      async view(db) {
-        const row = await db
-          .selectFrom('tier_requests')
-          .innerJoin('members', 'members.id', 'tier_requests.member_id')
-          .select([
-            'tier_requests.id',
-            'tier_requests.member_id',
-            'tier_requests.tier',
-            'tier_requests.status',
-            'tier_requests.granted_tier',
-            'tier_requests.reason',
-            'members.tier as member_tier',
-          ])
-          .where('tier_requests.id', '=', id)
-          .executeTakeFirst();
-        return row;
-      },
+      view: (db) => tierRequests.decisionView(db, id),
     });
   },
 });

@@ -1,0 +1,115 @@
+import { sql } from 'kysely';
+import { onPostgres } from './engine/prepared.ts';
+import type { Executor, MemberProfilesTable } from './schema.ts';
+
+// The members' directory: their profiles (table member_profiles) and its full-text index (the
+// embedded engine's directory_fts; on PostgreSQL the profile's search_text column).
+
+/** A profile's columns but the member it belongs to. */
+export type ProfileColumns = Omit<MemberProfilesTable, 'member_id'>;
+
+/** What the full-text index holds of a member. */
+export interface SearchEntry {
+  name: string;
+  handle: string;
+  bio: string;
+  skills: string;
+  projects: string;
+}
+
+export const directory = {
+  profileOf(executor: Executor, memberId: string): Promise<MemberProfilesTable | undefined> {
+    return executor
+      .selectFrom('member_profiles')
+      .selectAll()
+      .where('member_id', '=', memberId)
+      .executeTakeFirst();
+  },
+
+  /** Writes a member's profile, replacing the one they had. */
+  async saveProfile(executor: Executor, memberId: string, columns: ProfileColumns): Promise<void> {
+    await executor
+      .insertInto('member_profiles')
+      .values({ member_id: memberId, ...columns })
+      .onConflict((oc) => oc.column('member_id').doUpdateSet(columns))
+      .execute();
+  },
+
+  /**
+   * Writes a member's full-text entry after their profile was saved. On the embedded engine an
+   * entry exists only while `listed`; PostgreSQL keeps the text on the profile row, which the search
+   * reads only for listed profiles.
+   */
+  async indexEntry(executor: Executor, memberId: string, entry: SearchEntry, listed: boolean): Promise<void> {
+    if (onPostgres(executor)) {
+      const searchText = [entry.name, entry.handle, entry.bio, entry.skills, entry.projects].join(' ');
+      await sql`update member_profiles set search_text = ${searchText} where member_id = ${memberId}`.execute(
+        executor,
+      );
+      return;
+    }
+    await sql`delete from directory_fts where member_id = ${memberId}`.execute(executor);
+    if (listed)
+      await sql`insert into directory_fts (member_id, name, bio, skills, projects) values (${memberId}, ${`${entry.name} ${entry.handle}`}, ${entry.bio}, ${entry.skills}, ${entry.projects})`.execute(
+        executor,
+      );
+  },
+
+  /** The ids of listed members, by name. */
+  async listedByName(executor: Executor, limit: number): Promise<string[]> {
+    const rows = await executor
+      .selectFrom('member_profiles')
+      .innerJoin('members', 'members.id', 'member_profiles.member_id')
+      .select('members.id')
+      .where('member_profiles.visibility', '=', 'members')
+      .orderBy('members.name')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => row.id);
+  },
+
+  /**
+   * The ids of members whose entry holds every word as a prefix, best match first (bm25 on the
+   * embedded engine, ts_rank on PostgreSQL, ties by id there). The words are letters and digits
+   * only: the caller drops everything else.
+   */
+  async matching(executor: Executor, words: readonly string[], limit: number): Promise<string[]> {
+    if (!onPostgres(executor)) {
+      const match = words.map((w) => `"${w}"*`).join(' ');
+      const rows = await sql<{
+        member_id: string;
+      }>`select member_id from directory_fts where directory_fts match ${match} order by bm25(directory_fts) limit ${limit}`.execute(
+        executor,
+      );
+      return rows.rows.map((row) => row.member_id);
+    }
+    const tsquery = words.map((w) => `${w}:*`).join(' & ');
+    const rows = await sql<{
+      member_id: string;
+    }>`select member_id from member_profiles where visibility = 'members' and to_tsvector('simple', search_text) @@ to_tsquery('simple', ${tsquery}) order by ts_rank(to_tsvector('simple', search_text), to_tsquery('simple', ${tsquery})) desc, member_id limit ${limit}`.execute(
+      executor,
+    );
+    return rows.rows.map((row) => row.member_id);
+  },
+
+  /** What the directory shows of these members (in no particular order), with their visibility. */
+  entries(executor: Executor, ids: readonly string[]) {
+    return executor
+      .selectFrom('member_profiles')
+      .innerJoin('members', 'members.id', 'member_profiles.member_id')
+      .select([
+        'members.id',
+        'members.handle',
+        'members.name',
+        'members.email',
+        'members.tier',
+        'member_profiles.bio',
+        'member_profiles.skills',
+        'member_profiles.projects',
+        'member_profiles.show_email',
+        'member_profiles.visibility',
+      ])
+      .where('members.id', 'in', ids)
+      .execute();
+  },
+};

@@ -1,0 +1,94 @@
+// The directory repository's contract: the same calls give the same members on both engines.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { directory } from '../../src/storage/directory.ts';
+import { members } from '../../src/storage/members.ts';
+import { engines } from '../support/databases.ts';
+import { storageUnderTest } from '../support/storage.ts';
+
+for (const engine of engines) {
+  describe(`directory repository (${engine.name})`, { skip: engine.skip }, () => {
+    const storage = storageUnderTest(engine.name);
+    const columns = (bio: string, visibility = 'members') => ({
+      bio,
+      skills: 'soldering',
+      projects: 'door sensor',
+      visibility,
+      show_email: 0,
+      updated_at: 10,
+    });
+
+    async function save(memberId: string, bio: string, visibility = 'members'): Promise<void> {
+      const values = columns(bio, visibility);
+      await storage.db.transaction().execute(async (trx) => {
+        const member = await members.nameAndHandle(trx, memberId);
+        await directory.saveProfile(trx, memberId, values);
+        await directory.indexEntry(trx, memberId, { ...member, ...values }, visibility !== 'hidden');
+      });
+    }
+
+    test('a saved profile is read back and replaced by the next save', async () => {
+      const member = await storage.member('Ada');
+      assert.equal(await directory.profileOf(storage.db, member), undefined);
+      await save(member, 'first');
+      await save(member, 'second');
+      const profile = await directory.profileOf(storage.db, member);
+      // PostgreSQL's row also carries the index's search_text.
+      const { search_text: _, ...stored } = { search_text: undefined, ...profile };
+      assert.deepEqual(
+        { ...stored, show_email: Number(profile?.show_email), updated_at: Number(profile?.updated_at) },
+        { member_id: member, ...columns('second') },
+      );
+      assert.deepEqual(await members.nameAndHandle(storage.db, member), {
+        name: 'Ada',
+        handle: member.replace(/^mem_ada_/, 'ada-'),
+      });
+    });
+
+    let bea = '';
+
+    test('listed members come by name; a hidden one never does', async () => {
+      const zed = await storage.member('Zed');
+      bea = await storage.member('Bea');
+      const hid = await storage.member('Hid');
+      await save(zed, 'keeps bees');
+      await save(bea, 'keeps bees too');
+      await save(hid, 'keeps bees secretly', 'hidden');
+      const listed = await directory.listedByName(storage.db, 10);
+      assert.deepEqual(
+        listed.filter((id) => [zed, bea, hid].includes(id)),
+        [bea, zed],
+      );
+      assert.equal((await directory.listedByName(storage.db, 1)).length, 1);
+    });
+
+    test('matching finds every word as a prefix, among listed members only', async () => {
+      const found = await directory.matching(storage.db, ['bee', 'keep'], 10);
+      assert.equal(found.length, 2);
+      assert.ok(found.includes(bea));
+      assert.deepEqual(await directory.matching(storage.db, ['nothinglikethis'], 10), []);
+      assert.equal((await directory.matching(storage.db, ['bee'], 1)).length, 1);
+    });
+
+    test('a profile hidden after being listed leaves the index', async () => {
+      const member = await storage.member('Gone');
+      await save(member, 'unusualword');
+      assert.deepEqual(await directory.matching(storage.db, ['unusualword'], 10), [member]);
+      await save(member, 'unusualword', 'hidden');
+      assert.deepEqual(await directory.matching(storage.db, ['unusualword'], 10), []);
+    });
+
+    test('entries carry the columns the directory shows', async () => {
+      const member = await storage.member('Cy');
+      await save(member, 'entry');
+      const [row] = await directory.entries(storage.db, [member]);
+      assert.equal(row.id, member);
+      assert.equal(row.name, 'Cy');
+      assert.equal(row.bio, 'entry');
+      assert.equal(row.visibility, 'members');
+      assert.equal(Number(row.show_email), 0);
+      assert.equal(row.tier, 'member');
+      assert.match(row.email, /@example\.org$/);
+    });
+  });
+}
