@@ -65,13 +65,17 @@ export const eventLog = {
     );
   },
 
-  /** Up to `limit` records after id `since`, by id; only of `types` when given (none: no record). */
+  /**
+   * Up to `limit` records after id `since`, by id; only of `types` when given (none: no record), and
+   * none past id `upTo` when given.
+   */
   after(
     executor: Executor,
     recipientId: string,
     since: number,
     limit: number,
     types?: readonly string[],
+    upTo?: number,
   ): Promise<EventLogRow[]> {
     let select = executor
       .selectFrom('event_log')
@@ -81,6 +85,17 @@ export const eventLog = {
       .orderBy('id')
       .limit(limit);
     if (types) select = select.where('type', 'in', types.length ? [...types] : ['']);
+    if (upTo !== undefined) select = select.where('id', '<=', upTo);
     return select.execute();
+  },
+
+  /** The id of the reader's latest record (0: none yet). Its records up to it are all committed. */
+  async lastId(executor: Executor, recipientId: string): Promise<number> {
+    const head = await executor
+      .selectFrom('event_log_heads')
+      .select('last_id')
+      .where('recipient_id', '=', recipientId)
+      .executeTakeFirst();
+    return head ? Number(head.last_id) : 0;
   },
 };

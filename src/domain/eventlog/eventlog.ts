@@ -89,14 +89,24 @@ export interface Page {
   has_more: boolean;
 }
 
-/** One page after `since`; the cursor is the largest id returned, or `since` when nothing is new. */
+/**
+ * One page after `since`. The cursor is the largest id the read covered: the last record returned
+ * while more follow; else, for a read of some types, the reader's latest record of any type (so the
+ * next poll starts past what this one scanned, and a poll waiting for a rare type does not read the
+ * whole backlog again each time); else the last record returned, or `since` when nothing is new.
+ */
 export async function readEvents(
   db: Executor,
   recipientId: string,
   query: { since: number; types?: readonly string[]; limit: number },
 ): Promise<Page> {
-  const rows = await eventLog.after(db, recipientId, query.since, query.limit + 1, query.types);
+  // The head first: every record up to it is committed, so a filtered read bounded by it has seen
+  // all it could match up to there.
+  const head = query.types ? await eventLog.lastId(db, recipientId) : undefined;
+  const rows = await eventLog.after(db, recipientId, query.since, query.limit + 1, query.types, head);
   const page = rows.slice(0, query.limit);
+  const hasMore = rows.length > query.limit;
+  const lastReturned = page.length ? Number(page[page.length - 1].id) : query.since;
   return {
     events: page.map((row) => ({
       id: Number(row.id),
@@ -107,8 +117,8 @@ export async function readEvents(
       payload: JSON.parse(row.payload),
       actions: JSON.parse(row.actions),
     })),
-    cursor: page.length ? Number(page[page.length - 1].id) : query.since,
-    has_more: rows.length > query.limit,
+    cursor: hasMore || head === undefined ? lastReturned : Math.max(lastReturned, head),
+    has_more: hasMore,
   };
 }
 

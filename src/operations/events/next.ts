@@ -64,7 +64,7 @@ const Output = Type.Object({
 
 const ERRORS_400 = { status: 400, description: 'since, types or limit out of range' };
 const DESCRIPTION =
-  'Page forward by passing the returned cursor as since while has_more is true. Ids increase by one per reader and never skip.';
+  'Page forward by passing the returned cursor as since while has_more is true. Ids increase by one per reader and never skip. With types, the cursor is the last id the read covered, records of other types included.';
 
 /** One page of the member's event log, as both the REST read and the tool answer it. */
 async function eventPage(
