@@ -16,6 +16,7 @@ import { authNotify } from './migrations/0013-auth-notify.ts';
 import { refusals } from './migrations/0014-refusals.ts';
 import { privacy } from './migrations/0015-privacy.ts';
 import { eventLogTypes } from './migrations/0016-event-log-types.ts';
+import { queueIndexes } from './migrations/0017-queue-indexes.ts';
 
 /**
  * Every migration in the order it runs, keyed by the name Kysely records for it in
@@ -43,6 +44,7 @@ export const MIGRATIONS: readonly (readonly [recordedName: string, migration: Mi
   ['0015_refusals', refusals],
   ['0016_privacy', privacy],
   ['0017_event_log_types', eventLogTypes],
+  ['0018_queue_indexes', queueIndexes],
 ];
 
 const migrations: Record<string, Migration> = Object.fromEntries(MIGRATIONS);
