@@ -111,7 +111,7 @@ ${listing.resources.map((resource) => {
 <p>${resource.kind}, capacity ${resource.capacity}. Open weekdays ${resource.open_hours.weekdays}, weekends ${resource.open_hours.weekends} (UTC).${resource.queued_requests ? html` ${resource.queued_requests} request(s) waiting to be decided.` : ''}</p>
 ${
   resource.bookable
-    ? html`<details><summary>Free hours, next 7 days</summary><ul>${days.map(
+    ? html`<details open><summary>Free hours, next 7 days</summary><ul>${days.map(
         (d) =>
           html`<li>${dayName(d.day)}: ${d.free.length ? d.free.map((f, i) => html`${i ? ', ' : ''}${clock(f.from)}–${f.to - d.day >= MS.day ? '24:00' : clock(f.to)}`) : 'closed or fully booked'}</li>`,
       )}</ul></details>
