@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { MS } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import type { Member } from '../src/domain/members/members.ts';
@@ -25,6 +25,25 @@ function aWednesdayAhead(now: number): number {
   const midnight = now - (now % MS.day) + 7 * MS.day;
   const weekday = new Date(midnight).getUTCDay();
   return midnight + ((3 - weekday + 7) % 7) * MS.day;
+}
+
+/** Presses Tab until the focused control's text is `label` (at most 60 times), with focus visible. */
+async function tabTo(page: Page, label: string): Promise<void> {
+  for (let i = 0; i < 60; i++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const active = document.activeElement as HTMLElement | null;
+      return {
+        text: active?.textContent?.trim() ?? '',
+        outline: active ? getComputedStyle(active).outlineStyle : 'none',
+      };
+    });
+    if (focused.text === label) {
+      assert.notEqual(focused.outline, 'none', `focus on ${label} is visible`);
+      return;
+    }
+  }
+  assert.fail(`Tab never reached ${label}`);
 }
 
 /** A stored row without what differs between two callers' rows by nature (ids, who, when). */
@@ -258,8 +277,8 @@ for (const engine of engines.filter((candidate) => candidate.name === 'sqlite'))
       assert.equal(await page.locator('#zone').textContent(), 'Europe/Berlin');
       await page.getByRole('link', { name: 'Event launch-party' }).click();
       assert.match((await page.locator('time').first().textContent()) ?? '', /CET|CEST|GMT\+/);
-      // Keyboard only: Tab to the RSVP button and press Enter.
-      await page.locator('button', { hasText: /^RSVP$/ }).focus();
+      // Keyboard only: Tab from the top of the page to the RSVP button and press Enter.
+      await tabTo(page, 'RSVP');
       await page.keyboard.press('Enter');
       await page.waitForURL(/#rsvp$/);
       assert.equal(await page.locator('#rsvp-state').getAttribute('data-state'), 'queued');
@@ -285,7 +304,8 @@ for (const engine of engines.filter((candidate) => candidate.name === 'sqlite'))
       assert.equal(again.body.was_dup, true);
       assert.equal((await rsvpRows(member.id)).length, 1);
 
-      await page.getByRole('button', { name: 'Withdraw my RSVP' }).click();
+      await tabTo(page, 'Withdraw my RSVP');
+      await page.keyboard.press('Enter');
       await page.waitForURL(/#rsvp$/);
       assert.equal(await page.locator('#rsvp-state').getAttribute('data-state'), 'cancelled');
       const withdrawn = await t.call('POST', '/api/events/rsvp/cancel', {
@@ -462,20 +482,6 @@ for (const engine of engines.filter((candidate) => candidate.name === 'sqlite'))
               () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
             );
             if (overflow > 1) found.push(`${path}: scrolls sideways by ${overflow}px on a phone`);
-            if (overflow > 1 && process.env.DEBUG_OVERFLOW)
-              console.log(
-                await page.evaluate(() =>
-                  [...document.querySelectorAll('body *')]
-                    .filter(
-                      (el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1,
-                    )
-                    .slice(0, 8)
-                    .map(
-                      (el) =>
-                        `${el.tagName}.${el.className}#${el.id} ${Math.round(el.getBoundingClientRect().right)}`,
-                    ),
-                ),
-              );
           }
         }
         await screenshots(
