@@ -346,6 +346,12 @@ export const ERROR_CATALOGUE = {
     meaning: 'No bookable resource has the id',
     message: 'No bookable resource has this id; see GET /api/resources/list.',
   },
+  booking_not_found: {
+    status: 404,
+    kind: 'not_found',
+    meaning: 'No booking of the caller has the id (another member’s booking is answered so too)',
+    message: 'No booking of yours has this id; see your bookings at /bookings.',
+  },
   event_not_found: {
     status: 404,
     kind: 'not_found',
@@ -393,6 +399,13 @@ export const ERROR_CATALOGUE = {
 
   // Conflicts and things past their time.
   member_exists: { status: 409, kind: 'conflict', meaning: 'A member with the email already exists' },
+  booking_not_cancellable: {
+    status: 409,
+    kind: 'conflict',
+    meaning: 'The booking was declined, so there is nothing to cancel',
+    message: (p: { state: string }) =>
+      `This booking is ${p.state}; only a queued or confirmed booking can be cancelled.`,
+  },
   already_decided: {
     status: 409,
     kind: 'conflict',

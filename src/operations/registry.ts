@@ -20,10 +20,12 @@ import {
   searchNewsletter,
 } from './content/newsletter.ts';
 import { searchMemberDirectory } from './directory/search.ts';
+import { getEventCalendar } from './events/calendar.ts';
 import { getEvent } from './events/get.ts';
 import { nextEvents, nextEventsTool } from './events/next.ts';
 import { requestEvent } from './events/request.ts';
 import { rsvpToEvent } from './events/rsvp.ts';
+import { cancelRsvpToEvent } from './events/rsvp-cancel.ts';
 import { listUpcomingEvents } from './events/upcoming.ts';
 import { submitFeedback } from './feedback/submit.ts';
 import { listApprovedHighlightsOperation } from './highlights/list-approved.ts';
@@ -44,6 +46,7 @@ import { donateWithX402 } from './payments/donate.ts';
 import { getDonorWall } from './payments/donor-wall.ts';
 import { researchAsk } from './research/ask.ts';
 import { bookResource } from './resources/book.ts';
+import { cancelBookingOperation } from './resources/cancel.ts';
 import { listResources } from './resources/list.ts';
 import type { Operation } from './types.ts';
 
@@ -66,10 +69,13 @@ export const OPERATIONS: readonly Operation[] = [
   nextEvents,
   listUpcomingEvents,
   getEvent,
+  getEventCalendar,
   rsvpToEvent,
+  cancelRsvpToEvent,
   requestEvent,
   listResources,
   bookResource,
+  cancelBookingOperation,
   searchMemberDirectory,
   researchAsk,
   getMyActivity,

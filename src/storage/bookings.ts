@@ -91,4 +91,55 @@ export const bookings = {
       .limit(100)
       .execute();
   },
+
+  /** A booking by id, if there is one. */
+  find(executor: Executor, id: string): Promise<BookingsTable | undefined> {
+    return executor.selectFrom('bookings').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+
+  /** A queued or confirmed booking becomes `cancelled` with `reason`: whether it did. */
+  async cancel(executor: Executor, id: string, reason: string, now: number): Promise<boolean> {
+    const result = await executor
+      .updateTable('bookings')
+      .set({ status: 'cancelled', reason, settled_at: now, locked_until: null })
+      .where('id', '=', id)
+      .where('status', 'in', ['queued', 'confirmed'])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  },
+
+  /** Every booking that overlaps [from, to), by start, with its resource's name and its member's. */
+  between(
+    executor: Executor,
+    from: number,
+    to: number,
+  ): Promise<
+    (Pick<
+      BookingsTable,
+      'id' | 'resource_id' | 'member_id' | 'start_at' | 'end_at' | 'status' | 'reason' | 'purpose'
+    > & { resource_name: string; member_name: string | null })[]
+  > {
+    return executor
+      .selectFrom('bookings')
+      .innerJoin('resources', 'resources.id', 'bookings.resource_id')
+      .leftJoin('members', 'members.id', 'bookings.member_id')
+      .select([
+        'bookings.id',
+        'bookings.resource_id',
+        'bookings.member_id',
+        'resources.name as resource_name',
+        'members.name as member_name',
+        'bookings.start_at',
+        'bookings.end_at',
+        'bookings.status',
+        'bookings.reason',
+        'bookings.purpose',
+      ])
+      .where('bookings.start_at', '<', to)
+      .where('bookings.end_at', '>', from)
+      .orderBy('bookings.start_at')
+      .orderBy('bookings.id')
+      .limit(500)
+      .execute();
+  },
 };

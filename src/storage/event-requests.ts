@@ -52,4 +52,19 @@ export const eventRequests = {
       .where('id', '=', id)
       .executeTakeFirst();
   },
+
+  /** The member who proposed each published event of `eventIds` (approved proposals only). */
+  proposersOf(
+    executor: Executor,
+    eventIds: readonly string[],
+  ): Promise<{ event_id: string | null; member_id: string; name: string | null }[]> {
+    if (eventIds.length === 0) return Promise.resolve([]);
+    return executor
+      .selectFrom('event_requests')
+      .leftJoin('members', 'members.id', 'event_requests.member_id')
+      .select(['event_requests.event_id', 'event_requests.member_id', 'members.name'])
+      .where('event_requests.event_id', 'in', [...eventIds])
+      .where('event_requests.status', '=', 'approved')
+      .execute();
+  },
 };

@@ -31,6 +31,10 @@ export const events = {
     return Number(row.n);
   },
 
+  byId(executor: Executor, id: string): Promise<EventsTable | undefined> {
+    return executor.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+
   byUrl(executor: Executor, url: string): Promise<EventsTable | undefined> {
     return executor.selectFrom('events').selectAll().where('platform_url', '=', url).executeTakeFirst();
   },

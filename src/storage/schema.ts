@@ -227,7 +227,7 @@ export interface RsvpsTable {
   token_id: string | null;
   email: string | null;
   name: string | null;
-  /** queued → confirmed | failed */
+  /** queued → confirmed | failed; queued or confirmed → cancelled (the member withdrew it) */
   status: string;
   created_at: number;
   attempts: number;
@@ -263,7 +263,7 @@ export interface BookingsTable {
   end_at: number;
   purpose: string;
   email: string | null;
-  /** queued → confirmed | declined */
+  /** queued → confirmed | declined; queued or confirmed → cancelled (the member or an operator) */
   status: string;
   reason: string | null;
   created_at: number;

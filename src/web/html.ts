@@ -61,7 +61,7 @@ export function page(title: string, body: SafeHtml): string {
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="site"><nav aria-label="Site"><a class="brand" href="/">agent-commons</a>
-<ul><li><a href="/highlights">Highlights</a></li><li><a href="/agent-console">Agent console</a></li><li><a href="/membership">Membership</a></li><li><a href="/docs">API</a></li></ul>
+<ul><li><a href="/events">Events</a></li><li><a href="/resources">Rooms and printers</a></li><li><a href="/bookings">Bookings</a></li><li><a href="/highlights">Highlights</a></li><li><a href="/agent-console">Agent console</a></li><li><a href="/membership">Membership</a></li><li><a href="/docs">API</a></li></ul>
 ${new SafeHtml(VIEWER_SLOT)}</nav></header>
 <main id="main">${body}</main>
 </body>

@@ -7,6 +7,7 @@ const LINKS = [
   ['/operator/event-requests', 'Event proposals'],
   ['/operator/members', 'Members'],
   ['/operator/feedback', 'Feedback'],
+  ['/operator/bookings', 'Bookings'],
 ] as const;
 
 /** The operator pages' own navigation, marking the page the operator is on. */

@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   'highlight_rejected',
   'booking_confirmed',
   'booking_declined',
+  // Beyond reference §4: the member, their agent or an operator cancelled a booking.
+  'booking_cancelled',
   'rsvp_confirmed',
   // Beyond reference §4 (clients tolerate unknown types): the platform refused the RSVP for good.
   'rsvp_failed',

@@ -170,3 +170,13 @@ async function storedEvent(deps: Store, canonicalUrl: string): Promise<WireEvent
 export function findEventByUrl(db: Executor, canonicalUrl: string): Promise<EventsTable | undefined> {
   return events.byUrl(db, canonicalUrl);
 }
+
+/** An event by its id in the cache (the event page's address for an event of the platform). */
+export function findEventById(db: Executor, id: string): Promise<EventsTable | undefined> {
+  return events.byId(db, id);
+}
+
+/** Upcoming events with their ids (the pages link each to its page), soonest first. */
+export function upcomingEventRows(deps: Store & Clocked, limit: number): Promise<EventsTable[]> {
+  return events.upcoming(deps.db, deps.clock.now(), limit);
+}

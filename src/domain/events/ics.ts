@@ -261,7 +261,7 @@ function instant(time: Time, tzid: string | undefined): number {
  * The instant at which the clocks of IANA `zone` show `wall` (wall time encoded as if it were UTC).
  * ical.js carries no zone data of its own: a TZID without a VTIMEZONE is resolved with Intl.
  */
-function wallTimeInZone(wall: number, zone: string): number | undefined {
+export function wallTimeInZone(wall: number, zone: string): number | undefined {
   let format: Intl.DateTimeFormat;
   try {
     format = new Intl.DateTimeFormat('en-US', {

@@ -141,3 +141,16 @@ export async function decideEventRequest(
   if (outcome === 'done') forgetUpcoming(deps);
   return outcome;
 }
+
+/** Who proposed each of these events, by event id: the member's id and name (proposals only). */
+export async function proposersOf(
+  deps: Store,
+  eventIds: readonly string[],
+): Promise<Map<string, { memberId: string; name: string | null }>> {
+  const rows = await eventRequests.proposersOf(deps.db, eventIds);
+  return new Map(
+    rows.flatMap((row) =>
+      row.event_id ? [[row.event_id, { memberId: row.member_id, name: row.name }]] : [],
+    ),
+  );
+}

@@ -5,7 +5,9 @@ import type { RatePolicy } from '../../core/rate-limit.ts';
 import { randomId } from '../../secrets.ts';
 import { bookings } from '../../storage/bookings.ts';
 import { resources } from '../../storage/resources.ts';
+import type { BookingsTable, Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
+import { appendEvent } from '../eventlog/eventlog.ts';
 import type { Clocked, Configured } from '../ports.ts';
 import type { QueuedWrite } from '../queue/queued-write.ts';
 
@@ -69,4 +71,69 @@ export async function queueBooking(
     });
     return { id, wasDup: false, rate };
   });
+}
+
+/** Who asks to cancel a booking: a member, and whether they act as an operator. */
+export interface Canceller {
+  memberId: string;
+  operator: boolean;
+}
+
+export type CancelOutcome =
+  | { kind: 'cancelled'; status: 'cancelled'; wasAlready: boolean; booking: BookingsTable }
+  | { kind: 'not_found' }
+  | { kind: 'not_cancellable'; status: string };
+
+/**
+ * Cancels a queued or confirmed booking for the member who made it, or for an operator: it becomes
+ * `cancelled` (reason `cancelled_by_member` or `cancelled_by_operator`), a queued one is never
+ * decided and a confirmed one frees its slot. Another member's booking is answered as if it did not
+ * exist; cancelling a cancelled booking changes nothing; a declined one cannot be cancelled.
+ */
+export async function cancelBooking(
+  deps: Clocked & WritePort,
+  bookingId: string,
+  by: Canceller,
+): Promise<CancelOutcome> {
+  const now = deps.clock.now();
+  return transact(deps, async (trx) => {
+    const booking = await bookings.find(trx, bookingId);
+    if (!booking || (booking.member_id !== by.memberId && !by.operator)) return { kind: 'not_found' };
+    if (booking.status === 'cancelled')
+      return { kind: 'cancelled', status: 'cancelled', wasAlready: true, booking };
+    const reason = booking.member_id === by.memberId ? 'cancelled_by_member' : 'cancelled_by_operator';
+    if (!(await bookings.cancel(trx, bookingId, reason, now)))
+      return { kind: 'not_cancellable', status: booking.status };
+    await appendEvent(
+      trx,
+      booking.member_id,
+      {
+        type: 'booking_cancelled',
+        actor: by.memberId === booking.member_id ? { kind: 'member' } : { kind: 'operator' },
+        target: {
+          booking_id: booking.id,
+          resource_id: booking.resource_id,
+          start: new Date(Number(booking.start_at)).toISOString(),
+          end: new Date(Number(booking.end_at)).toISOString(),
+        },
+        payload: { reason, was: booking.status },
+        actions: [
+          { label: 'See availability', mcp_tool: 'ic_resources_list', args: {}, consequential: false },
+        ],
+      },
+      now,
+    );
+    return {
+      kind: 'cancelled',
+      status: 'cancelled',
+      wasAlready: false,
+      booking: { ...booking, status: 'cancelled', reason },
+    };
+  });
+}
+
+/** The bookings of the UTC day containing `at`, every member's (the operator's view). */
+export function bookingsOfDay(deps: { db: Executor }, at: number) {
+  const from = at - (at % MS.day);
+  return bookings.between(deps.db, from, from + MS.day);
 }

@@ -3,7 +3,7 @@ import { bookings } from '../../storage/bookings.ts';
 import { resources } from '../../storage/resources.ts';
 import type { Executor } from '../../storage/schema.ts';
 import type { Clocked, Store } from '../ports.ts';
-import { isWindow, type OpeningHours, parseOpeningHours } from './opening-hours.ts';
+import { isWindow, type OpeningHours, openWindowOn, parseOpeningHours } from './opening-hours.ts';
 
 /** How far ahead the listing shows confirmed bookings. */
 export const AVAILABILITY_HORIZON_MS = 7 * MS.day;
@@ -86,4 +86,37 @@ export async function saveResource(db: Executor, resource: ResourceDefinition): 
     open_hours: JSON.stringify(resource.openHours),
     bookable: resource.bookable ? 1 : 0,
   });
+}
+
+/**
+ * The free stretches of a resource's opening hours, UTC day by UTC day from the day of `now` for
+ * `days` days: each day's opening window less its confirmed bookings (and, today, less the time
+ * already past). Queued requests are not subtracted: the calendar has not decided them.
+ */
+export function freeSlots(
+  resource: Pick<ResourceView, 'open_hours' | 'busy'>,
+  now: number,
+  days = 7,
+): { day: number; free: { from: number; to: number }[] }[] {
+  const busy = resource.busy
+    .map((b) => ({ from: Date.parse(b.start), to: Date.parse(b.end) }))
+    .sort((a, b) => a.from - b.from);
+  const today = now - (now % MS.day);
+  const out: { day: number; free: { from: number; to: number }[] }[] = [];
+  for (let i = 0; i < days; i++) {
+    const day = today + i * MS.day;
+    const window = openWindowOn(resource.open_hours, day);
+    const free: { from: number; to: number }[] = [];
+    if (window) {
+      let cursor = Math.max(window.from, now);
+      for (const b of busy) {
+        if (b.to <= cursor || b.from >= window.to) continue;
+        if (b.from > cursor) free.push({ from: cursor, to: b.from });
+        cursor = Math.max(cursor, b.to);
+      }
+      if (cursor < window.to) free.push({ from: cursor, to: window.to });
+    }
+    out.push({ day, free });
+  }
+  return out;
 }

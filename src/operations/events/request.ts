@@ -36,9 +36,9 @@ export const requestEvent = defineOperation<typeof Input.static, typeof Output.s
   tag: 'events',
   summary: 'Propose a member event',
   description:
-    'Files a proposal for operator review; it is never published automatically. event_request_approved (with the published event’s URL) or event_request_declined arrives in the member’s event log.',
+    'Files a proposal for operator review; it is never published automatically. Agents send it with a token; members fill in the same proposal at /events/propose. event_request_approved (with the published event’s URL) or event_request_declined arrives in the member’s event log.',
   mcpTool: 'ic_events_request',
-  credential: 'bearer',
+  credential: 'bearer_or_session',
   scope: 'events:request',
   sandbox: 'simulated',
   idempotent: true,
@@ -50,7 +50,7 @@ export const requestEvent = defineOperation<typeof Input.static, typeof Output.s
   successStatus: 202,
   errors: [
     { status: 400, description: 'Invalid body; start not in the future; end before start' },
-    { status: 401, description: 'Missing or invalid token' },
+    { status: 401, description: 'Missing or invalid credential' },
     { status: 403, description: 'Token lacks events:request, or the tier no longer grants it' },
     { status: 413, description: 'Body larger than 16 KB' },
     { status: 429, description: 'Per-member daily limit reached' },
@@ -60,7 +60,8 @@ export const requestEvent = defineOperation<typeof Input.static, typeof Output.s
     if (start <= now) throw apiError('start_in_past', { field: 'start' });
     if (input.end !== undefined && Date.parse(input.end) <= start)
       throw apiError('invalid_time_range', { start: 'start', end: 'end' });
-    const { id, rate } = await proposeEvent(deps, principal.member.id, principal.token.id, input);
+    const tokenId = principal.kind === 'bearer' ? principal.token.id : null;
+    const { id, rate } = await proposeEvent(deps, principal.member.id, tokenId, input);
     return { rate: [rate], body: { ok: true, id, status: 'pending', via: viaOf(principal) } };
   },
 });

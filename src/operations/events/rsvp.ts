@@ -23,9 +23,9 @@ export const rsvpToEvent = defineOperation<typeof Input.static, typeof QueuedWri
   tag: 'events',
   summary: 'RSVP to an event (queued)',
   description:
-    'Queues an RSVP for delivery to the event platform and answers 202: queued, not confirmed. The confirmation arrives as rsvp_confirmed in the member’s event log. A repeat for the same event within 7 days is recognised (was_dup) and spends nothing. 10 per token per UTC day.',
+    'Queues an RSVP for delivery to the event platform and answers 202: queued, not confirmed. The confirmation arrives as rsvp_confirmed in the member’s event log. A repeat for the same event within 7 days is recognised (was_dup) and spends nothing; a withdrawn RSVP (POST /api/events/rsvp/cancel) is not. 10 per token per UTC day; from a browser session (the event page), 10 per member.',
   mcpTool: 'ic_events_rsvp',
-  credential: 'bearer',
+  credential: 'bearer_or_session',
   scope: 'events:rsvp',
   sandbox: 'simulated',
   idempotent: true,
@@ -37,7 +37,7 @@ export const rsvpToEvent = defineOperation<typeof Input.static, typeof QueuedWri
   successStatus: 202,
   errors: [
     { status: 400, description: 'Invalid body, or the URL is not on the event platform' },
-    { status: 401, description: 'Missing or invalid token' },
+    { status: 401, description: 'Missing or invalid credential' },
     { status: 403, description: 'Token lacks events:rsvp, or the tier no longer grants it' },
     refusedWith(['event_not_found'], 'The event is not in the upcoming-events cache'),
     { status: 413, description: 'Body larger than 8 KB' },
@@ -51,7 +51,7 @@ export const rsvpToEvent = defineOperation<typeof Input.static, typeof QueuedWri
     const write = await queueRsvp(deps, {
       eventUrl,
       memberId: principal.member.id,
-      tokenId: principal.token.id,
+      tokenId: principal.kind === 'bearer' ? principal.token.id : null,
       email: input.email ?? principal.member.email,
       name: input.name ?? principal.member.name,
     });
