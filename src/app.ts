@@ -37,6 +37,7 @@ import { registerPublishedEventPage } from './web/event-page.ts';
 import { registerHighlightsPage } from './web/highlights-page.ts';
 import { registerHomePage } from './web/home.ts';
 import { registerMembershipPage } from './web/membership.ts';
+import { registerMyAgentsPage } from './web/my-agents.ts';
 import { registerOAuthConsentPages } from './web/oauth-consent.ts';
 import { registerOidcSignInPages } from './web/oidc-sign-in.ts';
 import { registerOperatorConsole } from './web/operator-console.ts';
@@ -164,6 +165,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     registerOAuthConsentPages(pages, deps);
     registerAgentConsole(pages, deps);
     registerMembershipPage(pages, deps);
+    registerMyAgentsPage(pages, deps);
     registerCodeHostLinkPage(pages, deps);
     registerOperatorConsole(pages, deps);
     registerFeedbackTriage(pages, deps);

@@ -15,6 +15,7 @@ import { payments } from './migrations/0012-payments.ts';
 import { authNotify } from './migrations/0013-auth-notify.ts';
 import { refusals } from './migrations/0014-refusals.ts';
 import { privacy } from './migrations/0015-privacy.ts';
+import { activityTargets } from './migrations/0016-activity-targets.ts';
 
 /**
  * Every migration in the order it runs, keyed by the name Kysely records for it in
@@ -41,6 +42,7 @@ export const MIGRATIONS: readonly (readonly [recordedName: string, migration: Mi
   ['0014_auth_notify', authNotify],
   ['0015_refusals', refusals],
   ['0016_privacy', privacy],
+  ['0017_activity_targets', activityTargets],
 ];
 
 const migrations: Record<string, Migration> = Object.fromEntries(MIGRATIONS);

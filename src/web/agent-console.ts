@@ -8,6 +8,7 @@ import type { Deps } from '../operations/services.ts';
 import { keyCell, registerKeyControls } from './agent-keys.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, formList, hasValidCsrf } from './forms.ts';
 import { copyScript, html, type SafeHtml } from './html.ts';
+import { MY_AGENTS } from './my-agents.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
 import { scopeChoice, scopeList } from './scope-words.ts';
 
@@ -166,7 +167,8 @@ ${grantable.map((scope) => scopeChoice(scope, preset?.scopes.includes(scope) ?? 
         member_id: session.member.id,
         via: 'console',
       });
-      return reply.redirect(PAGE, 303);
+      // "My agents" offers the same button: it comes back there (only there, never elsewhere).
+      return reply.redirect(formField(request, 'back') === MY_AGENTS ? MY_AGENTS : PAGE, 303);
     });
   });
 }

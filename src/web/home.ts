@@ -35,7 +35,8 @@ ${
 <section class="card" aria-labelledby="members"><h2 id="members">For members</h2><ul>
 <li><a href="/signup-with-agent">Approve an agent</a> with the code it showed you</li>
 <li><a href="/agent-console">Agent console</a>: your tokens, and revoking them</li>
-<li><a href="/membership">Membership</a>: your tier and your agents' activity</li>
+<li><a href="/my-agents">My agents</a>: what your agents did, and stopping one</li>
+<li><a href="/membership">Membership</a>: your tier and <a href="/my-agents#activity">your agents' activity</a></li>
 <li><a href="/leaderboard/link">Code-host link</a></li>
 </ul></section>
 <section class="card" aria-labelledby="community"><h2 id="community">The community</h2><ul>

@@ -1,4 +1,4 @@
-import { COPY_SCRIPT, STYLESHEET } from './assets.ts';
+import { COPY_SCRIPT, LIVE_SCRIPT, STYLESHEET } from './assets.ts';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -49,6 +49,11 @@ export function copyScript(): SafeHtml {
   return html`<script src="${COPY_SCRIPT.url}" defer></script>`;
 }
 
+/** The script that keeps "My agents" current (src/web/assets/live.js). */
+export function liveScript(): SafeHtml {
+  return html`<script src="${LIVE_SCRIPT.url}" defer></script>`;
+}
+
 export function page(title: string, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en">
@@ -61,7 +66,7 @@ export function page(title: string, body: SafeHtml): string {
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="site"><nav aria-label="Site"><a class="brand" href="/">agent-commons</a>
-<ul><li><a href="/highlights">Highlights</a></li><li><a href="/agent-console">Agent console</a></li><li><a href="/membership">Membership</a></li><li><a href="/docs">API</a></li></ul>
+<ul><li><a href="/highlights">Highlights</a></li><li><a href="/agent-console">Agent console</a></li><li><a href="/my-agents">My agents</a></li><li><a href="/membership">Membership</a></li><li><a href="/docs">API</a></li></ul>
 ${new SafeHtml(VIEWER_SLOT)}</nav></header>
 <main id="main">${body}</main>
 </body>

@@ -103,3 +103,20 @@ export async function readEvents(
     has_more: rows.length > query.limit,
   };
 }
+
+function loggedOf(row: Awaited<ReturnType<typeof eventLog.latest>>[number]): LoggedEvent {
+  return {
+    id: Number(row.id),
+    type: row.type as EventType,
+    at: new Date(Number(row.at)).toISOString(),
+    actor: JSON.parse(row.actor),
+    target: JSON.parse(row.target),
+    payload: JSON.parse(row.payload),
+    actions: JSON.parse(row.actions),
+  };
+}
+
+/** The reader's latest `limit` records, newest first (the member's pages show them). */
+export async function latestEvents(db: Executor, recipientId: string, limit: number): Promise<LoggedEvent[]> {
+  return (await eventLog.latest(db, recipientId, limit)).map(loggedOf);
+}

@@ -40,6 +40,8 @@ export const submitHighlight = defineOperation<
   typeof Output.static
 >({
   id: 'submitHighlight',
+  touches: (_input: unknown, body: { id?: string } | undefined) =>
+    body?.id ? `highlight:${body.id}` : undefined,
   method: 'POST',
   path: '/api/ingest/highlights/pending',
   tag: 'highlights',
