@@ -44,7 +44,7 @@ import { registerOperatorConsole } from './web/operator-console.ts';
 import { registerEventProposalReview } from './web/operator-events.ts';
 import { registerFeedbackTriage } from './web/operator-feedback.ts';
 import { securePages } from './web/page-security.ts';
-import { showViewerInHeader } from './web/page-viewer.ts';
+import { showCommunityInFrame, showViewerInHeader } from './web/page-viewer.ts';
 import { registerSignInPages } from './web/sign-in.ts';
 
 export interface AppOptions {
@@ -157,6 +157,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     securePages(pages, deps.config);
     // Every page's header says who is signed in (filled in as the page is sent).
     showViewerInHeader(pages, deps);
+    showCommunityInFrame(pages, deps);
     registerOAuthDeviceFacade(pages, deps);
     registerClientRegistration(pages, deps);
     registerSignInPages(pages, deps);

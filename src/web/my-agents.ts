@@ -206,6 +206,9 @@ ${records.map(recordRow)}
 </tbody></table></div>`
           : html`<p>Nothing yet.</p>`
       }</div></section>
+<section aria-labelledby="account-heading"><h2 id="account-heading">Your account</h2>
+<p>You are signed in as <strong>${session.member.name}</strong> (${session.member.email}), tier <strong>${session.member.tier}</strong>: <a href="/membership">Membership</a>.</p>
+<form method="post" action="/signout">${csrfField(csrf)}<button type="submit">Sign out</button></form></section>
 ${live ? liveScript() : ''}`,
     );
   }
