@@ -46,6 +46,7 @@ import { registerFeedbackTriage } from './web/operator-feedback.ts';
 import { securePages } from './web/page-security.ts';
 import { showCommunityInFrame, showViewerInHeader } from './web/page-viewer.ts';
 import { registerSignInPages } from './web/sign-in.ts';
+import { registerSigningGuide } from './web/signing-guide.ts';
 
 export interface AppOptions {
   /** Operations beyond the registry (tests add deprecated or failing ones). */
@@ -167,6 +168,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     registerAgentConsole(pages, deps);
     registerMembershipPage(pages, deps);
     registerMyAgentsPage(pages, deps);
+    registerSigningGuide(pages, deps);
     registerCodeHostLinkPage(pages, deps);
     registerOperatorConsole(pages, deps);
     registerFeedbackTriage(pages, deps);
