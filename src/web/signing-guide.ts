@@ -17,6 +17,17 @@ function guideSource(): string | undefined {
   }
 }
 
+/** Each table in a box of its own that scrolls sideways on a phone (and takes focus to be scrolled). */
+function scrollableTables(rendered: string): string {
+  let n = 0;
+  return rendered
+    .replace(
+      /<table>/g,
+      () => `<div class="table" tabindex="0" role="region" aria-label="Table ${++n}"><table>`,
+    )
+    .replace(/<\/table>/g, '</table></div>');
+}
+
 /**
  * docs/signed-requests.md as a page, for members binding a key on the agent console and for their
  * agents' developers. Rendered once, at the first request (markdown-it escapes any raw HTML).
@@ -24,8 +35,8 @@ function guideSource(): string | undefined {
 export function registerSigningGuide(app: FastifyInstance, _deps: Deps): void {
   let rendered: Promise<string | undefined> | undefined;
   app.get(SIGNING_GUIDE, async (_request, reply) => {
-    rendered ??= Promise.resolve(guideSource()).then((source) =>
-      source === undefined ? undefined : renderMarkdown(source),
+    rendered ??= Promise.resolve(guideSource()).then(async (source) =>
+      source === undefined ? undefined : scrollableTables(await renderMarkdown(source)),
     );
     const body = await rendered;
     if (body === undefined)
