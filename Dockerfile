@@ -24,6 +24,8 @@ COPY src ./src
 COPY content ./content
 COPY corpus ./corpus
 COPY LICENSE README.md ./
+# The signing guide, served as a page (/guides/signed-requests) for members binding a key.
+COPY docs/signed-requests.md ./docs/
 # The sources' stripped text is written now, by the same Node the image runs, so the serving process
 # never loads the type stripper and the application directory can stay read-only.
 RUN node bin/strip-sources.js

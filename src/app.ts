@@ -38,14 +38,16 @@ import { registerPublishedEventPage } from './web/event-page.ts';
 import { registerHighlightsPage } from './web/highlights-page.ts';
 import { registerHomePage } from './web/home.ts';
 import { registerMembershipPage } from './web/membership.ts';
+import { registerMyAgentsPage } from './web/my-agents.ts';
 import { registerOAuthConsentPages } from './web/oauth-consent.ts';
 import { registerOidcSignInPages } from './web/oidc-sign-in.ts';
 import { registerOperatorConsole } from './web/operator-console.ts';
 import { registerEventProposalReview } from './web/operator-events.ts';
 import { registerFeedbackTriage } from './web/operator-feedback.ts';
 import { securePages } from './web/page-security.ts';
-import { showViewerInHeader } from './web/page-viewer.ts';
+import { showCommunityInFrame, showViewerInHeader } from './web/page-viewer.ts';
 import { registerSignInPages } from './web/sign-in.ts';
+import { registerSigningGuide } from './web/signing-guide.ts';
 
 export interface AppOptions {
   /** Operations beyond the registry (tests add deprecated or failing ones). */
@@ -158,6 +160,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     securePages(pages, deps.config);
     // Every page's header says who is signed in (filled in as the page is sent).
     showViewerInHeader(pages, deps);
+    showCommunityInFrame(pages, deps);
     registerOAuthDeviceFacade(pages, deps);
     registerClientRegistration(pages, deps);
     registerSignInPages(pages, deps);
@@ -166,6 +169,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     registerOAuthConsentPages(pages, deps);
     registerAgentConsole(pages, deps);
     registerMembershipPage(pages, deps);
+    registerMyAgentsPage(pages, deps);
+    registerSigningGuide(pages, deps);
     registerCodeHostLinkPage(pages, deps);
     registerOperatorConsole(pages, deps);
     registerFeedbackTriage(pages, deps);

@@ -52,7 +52,7 @@ describe('a member binds and enforces a signing key in Chromium', { skip: skipWi
     assert.ok(link);
     await page.goto(link);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText('You are signed in as').waitFor();
+    await page.getByRole('heading', { name: 'My agents', level: 1 }).waitFor();
 
     await page.goto(`${t.baseUrl}/agent-console`);
     const key = newClientKey();

@@ -42,7 +42,7 @@ describe('a person approves an agent in Chromium', { skip: skipWithoutChromium }
     assert.ok(link);
     await page.goto(link);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText('You are signed in as').waitFor();
+    await page.getByRole('heading', { name: 'My agents', level: 1 }).waitFor();
   }
 
   async function enterCode(page: Page, url: string, shot: string) {

@@ -82,7 +82,8 @@ describe('OpenID Connect sign-in against a local provider, in Chromium', {
     const page = await freshPage();
     const callback = await signInAtProvider(page, open, 'mina', 'member');
     assert.equal(callback.status(), 303);
-    await page.getByText('You are signed in as').waitFor();
+    await page.getByRole('heading', { name: 'My agents', level: 1 }).waitFor();
+    await page.goto(`${open.baseUrl}/signin`);
     assert.match(await page.locator('main').innerText(), new RegExp(`Mina \\(${member.email}\\)`));
     assert.equal(await sessionMember(page, open), member.id, 'a stored session for the member');
     assert.ok(provider.requests.includes('/jwks'), 'the ID token signature was checked against the JWKS');

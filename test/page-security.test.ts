@@ -221,7 +221,7 @@ describe('the approval page in Chromium', { skip: skipWithoutChromium }, () => {
     assert.ok(link, 'the outbox shows the link');
     await page.goto(link);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText('You are signed in as').waitFor();
+    await page.getByRole('heading', { name: 'My agents', level: 1 }).waitFor();
 
     await page.goto(started.body.verify_url_complete);
     await page.getByRole('button', { name: 'Continue' }).click();

@@ -37,7 +37,7 @@ describe('sign-in mail over SMTP', () => {
     );
     const mail = await sink.waitFor(member.email);
     assert.equal(mail.from, 'signin@commons.test');
-    assert.match(mail.data, /^Subject: Your sign-in link$/m);
+    assert.match(mail.data, /^Subject: Your sign-in link for agent-commons$/m);
     const unfolded = mail.data.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
     const link = /\/signin\/confirm\?link=([A-Za-z0-9_%-]+)/.exec(unfolded)?.[1];
     assert.ok(link, 'the mail carries the link');

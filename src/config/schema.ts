@@ -67,6 +67,37 @@ export const CONFIG_SCHEMA = {
     },
   ),
   corsOrigins: setting<readonly string[]>(CORS_ORIGINS, (raw) => originList(CORS_ORIGINS, raw)),
+  communityName: text({
+    env: 'COMMUNITY_NAME',
+    group: 'server',
+    default: 'agent-commons',
+    trim: true,
+    accepts: 'text',
+    description:
+      "The community's name: the pages' header and titles, the home page's heading, the sign-in " +
+      'mail and the consent and approval pages say it.',
+  }),
+  communityLogoUrl: setting<string | undefined>(
+    {
+      env: 'COMMUNITY_LOGO_URL',
+      group: 'server',
+      trim: true,
+      accepts: 'https URL, or a path on this site',
+      defaultText: 'unset',
+      description:
+        "The community's logo, shown beside its name in every page's header (about 32 px high; the " +
+        'pages may load images from this site and from https hosts). Unset: the name alone.',
+    },
+    (raw) => {
+      if (raw === undefined) return undefined;
+      if (raw.startsWith('https://') ? URL.canParse(raw) : /^\/(?![/\\])/.test(raw)) return raw;
+      throw refuse(
+        { env: 'COMMUNITY_LOGO_URL', group: 'server', description: '' },
+        'an https URL or a path on this site',
+        raw,
+      );
+    },
+  ),
   logLevel: text({
     env: 'LOG_LEVEL',
     group: 'server',

@@ -200,6 +200,12 @@ export interface Operation<Input = any, Output = any, C extends CredentialKind =
   /** false: calls are left out of the member's activity log (diagnostics, and reading that log). */
   recordsActivity?: false;
   /**
+   * What a call touched, for its row in the member's activity log (`event:<url>`, `booking:<id>`,
+   * `highlight:<id>`), from its input, or from its answer's body once there is one (`body` is
+   * undefined while the row is written inside the operation's transaction).
+   */
+  touches?: (input: any, body: any) => string | undefined;
+  /**
    * false: the answer is given once and no copy is kept after the call (an A2A task keeps its state,
    * not its artifact), because it carries what the caller asked (research echoes the question).
    */

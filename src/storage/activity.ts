@@ -21,6 +21,21 @@ export interface ActivityRow {
   status: number;
   outcome: string;
   at: number;
+  /** What the call touched (`event:<url>`, `booking:<id>`, `highlight:<id>`), when it touched one. */
+  target?: string;
+}
+
+/** Which of a member's calls a page of their activity shows. */
+export interface ActivityQuery {
+  /** Only this token's calls (its display prefix). */
+  tokenPrefix?: string;
+  /** Only reads (`read`: operations not in `writes`), writes, refused calls (status 400 and above) or sandbox calls. */
+  kind?: 'read' | 'write' | 'refused' | 'sandbox';
+  /** The operation ids that write (the registry decides). */
+  writes: readonly string[];
+  /** Rows older than this id (the cursor: the last id of the page before). */
+  before?: string;
+  limit: number;
 }
 
 // Written by every agent call: compiled once, and deferred: nothing waits for its answer, so on
@@ -36,6 +51,7 @@ const insertRow = prepare(
       token_prefix: arg(5),
       status: numberArg(6),
       outcome: arg(7),
+      target: arg(8),
     }),
   { deferred: true },
 );
@@ -66,14 +82,23 @@ export const activity = {
       row.tokenPrefix,
       row.status,
       row.outcome,
+      row.target ?? null,
     );
   },
 
-  /** A written row's status and outcome, corrected. */
-  async correct(executor: Executor, id: string, outcome: { status: number; outcome: string }): Promise<void> {
+  /** A written row's status and outcome (and what it touched, once the answer named it), corrected. */
+  async correct(
+    executor: Executor,
+    id: string,
+    outcome: { status: number; outcome: string; target?: string },
+  ): Promise<void> {
     await executor
       .updateTable('activity')
-      .set({ status: outcome.status, outcome: outcome.outcome })
+      .set({
+        status: outcome.status,
+        outcome: outcome.outcome,
+        ...(outcome.target === undefined ? {} : { target: outcome.target }),
+      })
       .where('id', '=', id)
       .execute();
   },
@@ -81,6 +106,27 @@ export const activity = {
   /** A member's latest calls, newest first. */
   recent(executor: Executor, memberId: string, limit: number): Promise<ActivityTable[]> {
     return recentRows(executor, memberId, limit);
+  },
+
+  /**
+   * One page of a member's calls, newest first, keyed on the id (which sorts by time): a range of
+   * the index (member_id, id), or (member_id, token_prefix, id) for one agent's calls, whatever page.
+   */
+  page(executor: Executor, memberId: string, query: ActivityQuery): Promise<ActivityTable[]> {
+    return activity.pageQuery(executor, memberId, query).execute();
+  },
+
+  /** The statement page() runs (tests read its plan). */
+  pageQuery(executor: Executor, memberId: string, query: ActivityQuery) {
+    let select = executor.selectFrom('activity').selectAll().where('member_id', '=', memberId);
+    if (query.tokenPrefix !== undefined) select = select.where('token_prefix', '=', query.tokenPrefix);
+    if (query.before !== undefined) select = select.where('id', '<', query.before);
+    const writes = query.writes.length ? [...query.writes] : [''];
+    if (query.kind === 'refused') select = select.where('status', '>=', 400);
+    else if (query.kind === 'sandbox') select = select.where('outcome', '=', 'sandbox');
+    else if (query.kind === 'write') select = select.where('operation', 'in', writes);
+    else if (query.kind === 'read') select = select.where('operation', 'not in', writes);
+    return select.orderBy('id', 'desc').limit(query.limit);
   },
 
   /** Calls and refusals (status 400 and above) per UTC day (its number since the epoch) and surface, since `since`. */

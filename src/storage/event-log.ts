@@ -65,6 +65,17 @@ export const eventLog = {
     );
   },
 
+  /** The reader's latest `limit` records, newest first (the primary key's range, read backwards). */
+  latest(executor: Executor, recipientId: string, limit: number): Promise<EventLogRow[]> {
+    return executor
+      .selectFrom('event_log')
+      .selectAll()
+      .where('recipient_id', '=', recipientId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  },
+
   /**
    * Up to `limit` records after id `since`, by id; only of `types` when given (none: no record), and
    * none past id `upTo` when given.

@@ -291,6 +291,8 @@ export interface ActivityTable {
   token_prefix: string;
   status: number;
   outcome: string;
+  /** What the call touched (`event:<url>`, `booking:<id>`, `highlight:<id>`), or null. */
+  target: string | null;
 }
 
 export interface DonationsTable {

@@ -12,6 +12,7 @@ import { chargeAnonymous } from '../operations/pipeline/charge.ts';
 import { runOperationNow } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import { type CallRequest, type HttpMessage, isRestOperation, type Operation } from '../operations/types.ts';
+import { errorPage, wantsPage } from '../web/error-pages.ts';
 
 /** What the pipeline reads of an HTTP request (a Fastify request is one). */
 export interface HttpRequestView {
@@ -214,6 +215,10 @@ export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
       request.log.error({ err: error, requestId: request.id }, 'request failed');
     const rendered = renderError(apiError, { requestId: request.id });
     reply.code(rendered.status).headers(rendered.headers);
+    if (wantsPage(request)) {
+      const shown = errorPage(deps, request, rendered.status, apiError.message);
+      return reply.headers(shown.headers).send(shown.body);
+    }
     return rendered.body;
   });
 
@@ -221,6 +226,11 @@ export function registerRestFallbacks(app: FastifyInstance, deps: Deps): void {
     if (isApiPath(request)) return catchAll(deps, request, reply);
     const path = request.url.split('?')[0];
     reply.code(404);
+    // A browser gets a page; an API client the JSON error, as every other answer.
+    if (wantsPage(request)) {
+      const shown = errorPage(deps, request, 404, '');
+      return reply.headers(shown.headers).send(shown.body);
+    }
     return apiError('not_found', { message: `Nothing is served at ${path}.` }).body(request.id);
   });
 }

@@ -8,8 +8,10 @@ import type { Deps } from '../operations/services.ts';
 import { keyCell, registerKeyControls } from './agent-keys.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, formList, hasValidCsrf } from './forms.ts';
 import { copyScript, html, type SafeHtml } from './html.ts';
+import { MY_AGENTS } from './my-agents.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
 import { scopeChoice, scopeList } from './scope-words.ts';
+import { SIGNING_GUIDE } from './signing-guide.ts';
 
 const PAGE = '/agent-console';
 const NAME_MAX = 80;
@@ -20,11 +22,20 @@ function when(ms: number | null): string {
   return ms === null ? 'never' : `${new Date(Number(ms)).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 }
 
+/**
+ * A starter set is offered only to a member whose tier grants all of its scopes: a set cut down to
+ * what the tier grants would mint a token that cannot do what its name says.
+ */
+function offered(name: string, grantable: readonly string[]): boolean {
+  return STARTER_SCOPE_SETS[name].every((scope) => grantable.includes(scope));
+}
+
 /** The starter set the address asks for (?preset=…), limited to what the member's tier grants. */
 function presetAsked(request: FastifyRequest, grantable: readonly string[]) {
   const name = (request.query as Record<string, unknown>).preset;
   if (typeof name !== 'string' || !Object.hasOwn(STARTER_SCOPE_SETS, name)) return undefined;
-  return { name, scopes: STARTER_SCOPE_SETS[name].filter((scope) => grantable.includes(scope)) };
+  if (!offered(name, grantable)) return undefined;
+  return { name, scopes: STARTER_SCOPE_SETS[name] };
 }
 
 /**
@@ -32,8 +43,8 @@ function presetAsked(request: FastifyRequest, grantable: readonly string[]) {
  * tier grants (none granted: no button). It posts to the same mint route as the form below.
  */
 function presetForm(name: string, grantable: readonly string[], csrf: string): SafeHtml | '' {
-  const scopes = STARTER_SCOPE_SETS[name].filter((scope) => grantable.includes(scope));
-  if (scopes.length === 0) return '';
+  if (!offered(name, grantable)) return '';
+  const scopes = STARTER_SCOPE_SETS[name];
   const label = STARTER_SET_NAMES[name] ?? name;
   return html`<form method="post" action="${PAGE}/mint" class="preset">${csrfField(csrf)}<input type="hidden" name="name" value="${label}">${scopes.map(
     (scope) => html`<input type="hidden" name="scope" value="${scope}">`,
@@ -89,6 +100,7 @@ export function registerAgentConsole(app: FastifyInstance, deps: Deps): void {
     ]);
     const grantable = deps.tiers.scopesOf(session.member.tier);
     const preset = presetAsked(request, grantable);
+    const offeredSets = Object.keys(STARTER_SCOPE_SETS).filter((name) => offered(name, grantable));
     return sendPage(
       reply,
       status,
@@ -97,14 +109,27 @@ export function registerAgentConsole(app: FastifyInstance, deps: Deps): void {
 <p>The tokens your agents hold, what each may do, and the way to take it back.</p>
 <h2>Your tokens</h2>
 ${tokens.length ? tokens.map((token) => tokenCard(token, signing.get(token.id), lastSurface(activity, token.prefix), csrf)) : html`<p>No tokens yet. Approve an agent's code on <a href="/signup-with-agent">the approval page</a>, or mint a token below.</p>`}
-<p class="muted">A token with a bound key can be required to sign its calls (RFC 9421, Ed25519): then the bearer alone is not enough. How to make a key pair and sign a request: <code>docs/signed-requests.md</code> in the service's repository.</p>
+<p class="muted">A token with a bound key can be required to sign its calls (RFC 9421, Ed25519): then the bearer alone is not enough. How to make a key pair and sign a request: <a href="${SIGNING_GUIDE}">the signing guide</a>.</p>
 <h2 id="mint">Mint a token</h2>
 <h3>In one click</h3>
-<div class="actions">${Object.keys(STARTER_SCOPE_SETS).map((name) => presetForm(name, grantable, csrf))}</div>
-<nav aria-label="Starter sets"><p>Or start from a set and adjust it: ${Object.keys(STARTER_SCOPE_SETS).map(
+<div class="actions">${offeredSets.map((name) => presetForm(name, grantable, csrf))}</div>${
+        offeredSets.length < Object.keys(STARTER_SCOPE_SETS).length
+          ? html`<p class="muted">Not offered, because your tier (${session.member.tier}) does not grant all of their scopes: ${Object.keys(
+              STARTER_SCOPE_SETS,
+            )
+              .filter((name) => !offeredSets.includes(name))
+              .map((name) => STARTER_SET_NAMES[name] ?? name)
+              .join(', ')}. <a href="/membership">Ask for a higher tier</a>.</p>`
+          : ''
+      }
+${
+  offeredSets.length
+    ? html`<nav aria-label="Starter sets"><p>Or start from a set and adjust it: ${offeredSets.map(
         (name, i) =>
           html`${i ? ' · ' : ''}<a href="${PAGE}?preset=${name}#mint"${preset?.name === name ? html` aria-current="true"` : ''}>${STARTER_SET_NAMES[name] ?? name}</a>`,
-      )}</p></nav>
+      )}</p></nav>`
+    : ''
+}
 <form method="post" action="${PAGE}/mint">${csrfField(csrf)}
 <div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="${NAME_MAX}"${preset ? html` value="${STARTER_SET_NAMES[preset.name] ?? preset.name}"` : ''}></div>
 <fieldset><legend>What it may do (your tier, ${session.member.tier}, grants these)</legend>
@@ -166,7 +191,8 @@ ${grantable.map((scope) => scopeChoice(scope, preset?.scopes.includes(scope) ?? 
         member_id: session.member.id,
         via: 'console',
       });
-      return reply.redirect(PAGE, 303);
+      // "My agents" offers the same button: it comes back there (only there, never elsewhere).
+      return reply.redirect(formField(request, 'back') === MY_AGENTS ? MY_AGENTS : PAGE, 303);
     });
   });
 }

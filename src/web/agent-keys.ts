@@ -13,6 +13,7 @@ import type { Operation } from '../operations/types.ts';
 import { csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { refuseForgery } from './respond.ts';
+import { SIGNING_GUIDE } from './signing-guide.ts';
 
 /**
  * The agent console's signing-key controls (spec 4.4): each token's bound key (its thumbprint) with
@@ -29,7 +30,8 @@ export function keyCell(tokenId: string, signing: TokenSigning | undefined, csrf
   const enforced = signing?.enforced ?? false;
   const enforce = html`<form method="post" action="${KEYS_PATH}/enforce">${hidden}<input type="hidden" name="enforce" value="${enforced ? '0' : '1'}"><button type="submit">${enforced ? 'Stop requiring signatures' : 'Require signatures'}</button></form>`;
   if (!signing?.keyId) {
-    return html`<form method="post" action="${KEYS_PATH}/register">${hidden}<label>Ed25519 public key (JWK or its <code>x</code>) <input name="jwk" required maxlength="400" autocomplete="off"></label> <button type="submit">Bind key</button></form>${enforced ? html`<p class="warning">Signatures required, no key bound: this token answers nothing.</p>${enforce}` : ''}`;
+    return html`<form method="post" action="${KEYS_PATH}/register">${hidden}<label for="jwk-${tokenId}">Ed25519 public key (JWK or its <code>x</code>)</label> <input id="jwk-${tokenId}" name="jwk" required maxlength="400" autocomplete="off" aria-describedby="jwk-${tokenId}-help"> <button type="submit">Bind key</button>
+<p class="muted" id="jwk-${tokenId}-help">The public half of a key pair your agent keeps: paste the JSON Web Key (<code>{"kty":"OKP","crv":"Ed25519","x":"…"}</code>) or only its <code>x</code> value (43 characters, base64url). Once bound, the token can be required to sign each call (RFC 9421), so a stolen bearer alone is refused. How to make a key pair and sign: <a href="${SIGNING_GUIDE}">the signing guide</a>.</p></form>${enforced ? html`<p class="warning">Signatures required, no key bound: this token answers nothing.</p>${enforce}` : ''}`;
   }
   return html`<p>Key <code>${signing.keyId}</code><br>thumbprint <code>${signing.thumbprint}</code><br>${enforced ? 'signatures required' : 'signatures checked when sent'}</p>
 ${enforce}<form method="post" action="${KEYS_PATH}/revoke">${hidden}<button type="submit">Revoke key</button></form>`;

@@ -48,7 +48,7 @@ export function registerDeviceApprovalPages(app: FastifyInstance, deps: Deps): v
       reply,
       200,
       'Approve an agent',
-      html`<h1>An agent asks to act for you</h1>
+      html`<h1>An agent asks to act for you in ${deps.config.communityName}</h1>
 <p class="warning"><strong>Approve only if you started this yourself just now.</strong> Someone may have sent you this code to get a token in your name.</p>
 <section class="card" aria-labelledby="who"><h2 id="who">Who is asking</h2>
 <dl class="facts">

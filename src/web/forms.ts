@@ -62,6 +62,8 @@ export function formField(request: FastifyRequest, name: string): string | undef
 }
 
 const NEXT_FALLBACK = '/signin';
+/** Where a sign-in with no `next` lands: the member's agents and what they did. */
+const SIGNED_IN_LANDING = '/my-agents';
 const NEXT_MAX = 2000;
 const NEXT_BASE = 'http://next.invalid';
 
@@ -127,6 +129,11 @@ export function csrfToken(config: Config, request: FastifyRequest, reply: Fastif
     reply.header('set-cookie', setCookie(config, CSRF_COOKIE, secret));
   }
   return deriveFromSecret(secret, CSRF_PURPOSE);
+}
+
+/** Where a completed sign-in goes: `next` as safeNext read it, or "My agents" when there was none. */
+export function landingAfterSignIn(next: string): string {
+  return next === NEXT_FALLBACK ? SIGNED_IN_LANDING : next;
 }
 
 /** Set with a new session: the pre-session secret has done its work, a later sign-out mints another. */

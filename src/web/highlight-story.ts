@@ -67,8 +67,8 @@ export function storyCard(
       })
     : [];
   const headline =
+    // Never the story's id: a moderator sees it beside the card, a reader has no use for it.
     [name, action, event ? (action ? `at ${event}` : event) : undefined].filter(Boolean).join(' ') ||
-    text(story.id) ||
     'Untitled story';
   const extra = options.forModerator ? Object.entries(story).filter(([key]) => !KNOWN.has(key)) : [];
   const heading = options.headingLevel === 2 ? html`<h2>${headline}</h2>` : html`<h3>${headline}</h3>`;

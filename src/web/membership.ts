@@ -39,12 +39,14 @@ ${
     : ''
 }
 ${
-  requestable.length
-    ? html`<h2>Ask for a higher tier</h2><form method="post" action="${PAGE}/request">${csrfField(csrf)}
+  pending
+    ? ''
+    : requestable.length
+      ? html`<h2>Ask for a higher tier</h2><form method="post" action="${PAGE}/request">${csrfField(csrf)}
 <p><label for="tier-choice">Tier</label><br><select id="tier-choice" name="tier">${requestable.map((tier) => html`<option value="${tier.name}">${tier.name}</option>`)}</select></p>
 <p><label for="note">Note for the operators (optional)</label><br><textarea id="note" name="note" maxlength="${TIER_NOTE_MAX}" rows="3"></textarea></p>
 <button type="submit">Send the request</button></form>`
-    : html`<p>No higher tier can be requested from here; operators grant the others.</p>`
+      : html`<p>No higher tier can be requested from here; operators grant the others.</p>`
 }
 <h2 id="profile">Directory profile</h2>
 <form method="post" action="${PAGE}/profile">${csrfField(csrf)}

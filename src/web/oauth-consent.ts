@@ -107,7 +107,7 @@ export function registerOAuthConsentPages(app: FastifyInstance, deps: Deps): voi
       reply,
       200,
       'Authorize an application',
-      html`<h1>An application asks to act for you</h1>
+      html`<h1>An application asks to act for you in ${deps.config.communityName}</h1>
 <p class="warning"><strong>Approve only if you started this yourself just now</strong>, from the application you expect.</p>
 <section class="card" aria-labelledby="who"><h2 id="who">Who is asking</h2>
 <dl class="facts">

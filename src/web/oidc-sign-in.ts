@@ -17,7 +17,7 @@ import { openSessionForVerifiedEmail } from '../domain/auth/verified-email.ts';
 import { readCookie } from '../http/client.ts';
 import type { Deps } from '../operations/services.ts';
 import { transact } from '../storage/transactions.ts';
-import { dropPreSessionCsrf, safeNext, setCookie } from './forms.ts';
+import { dropPreSessionCsrf, landingAfterSignIn, safeNext, setCookie } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { sendPage } from './respond.ts';
 
@@ -133,7 +133,7 @@ export function registerOidcSignInPages(app: FastifyInstance, deps: Deps): void 
         )
         .header('set-cookie', dropPreSessionCsrf(deps.config))
         // Checked again on the way out: a row stored before the check tightened may hold anything.
-        .redirect(safeNext(login.next), 303)
+        .redirect(landingAfterSignIn(safeNext(login.next)), 303)
     );
   });
 }

@@ -15,6 +15,14 @@ const REASON_MAX = 600;
 const PAGE = '/operator/event-requests';
 
 /** Member event proposals for operators, oldest first: approve (publish into the upcoming list) or decline. */
+/** An ISO time as operators read it elsewhere in the console: `2026-07-16 18:00 UTC` (as sent when it is not a time). */
+function readableTime(value: unknown): string {
+  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(ms)
+    ? String(value ?? '')
+    : `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 export function registerEventProposalReview(app: FastifyInstance, deps: Deps): void {
   app.register(async (scope) => {
     acceptFormBodies(scope, deps.config);
@@ -41,7 +49,7 @@ ${page.rows.map((row) => {
   const details = JSON.parse(row.details) as Proposal;
   return html`<article class="card" id="${row.id}"><p class="kicker muted">${details.visibility ?? 'public'} event · proposed by ${memberLabel(labels, row.member_id)} · waiting ${waitedFor(now - Number(row.created_at))}</p>
 <h2>${details.title}</h2>
-<dl class="facts"><dt>When</dt><dd>${details.start}${details.end ? html` to ${details.end}` : ''}</dd>
+<dl class="facts"><dt>When</dt><dd>${readableTime(details.start)}${details.end ? html` to ${readableTime(details.end)}` : ''}</dd>
 ${details.location ? html`<dt>Where</dt><dd>${details.location}</dd>` : ''}${details.capacity ? html`<dt>Capacity</dt><dd>${details.capacity} people</dd>` : ''}</dl>
 ${details.description ? html`<p>${details.description}</p>` : ''}
 <form method="post" action="${PAGE}/decide">${csrfField(who.csrf)}<input type="hidden" name="id" value="${row.id}">

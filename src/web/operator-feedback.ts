@@ -11,6 +11,16 @@ import { queueSummary, waitedFor } from './operator-queues.ts';
 import { pageLinks, pageRequested } from './paging.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
+/** The warnings filed with a ticket (a message that reads like instructions to a model, a short one). */
+function warningsOf(stored: string): string[] {
+  try {
+    const warnings: unknown = JSON.parse(stored);
+    return Array.isArray(warnings) ? warnings.filter((item): item is string => typeof item === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Feedback triage for operators: open tickets, oldest first, and resolving one (its operation, audited). */
 export function registerFeedbackTriage(app: FastifyInstance, deps: Deps): void {
   app.register(async (scope) => {
@@ -34,7 +44,7 @@ ${page.rows.map(
   (
     row,
   ) => html`<article class="card" id="${row.ticket_id}"><p class="muted"><strong>${row.ticket_id}</strong> · ${row.category} · <span class="badge ${row.priority === 'high' ? 'risk-high' : 'risk-low'}">${row.priority} priority</span> · filed ${new Date(Number(row.created_at)).toISOString().slice(0, 16).replace('T', ' ')} UTC, waiting ${waitedFor(now - Number(row.created_at))}</p>
-<pre>${row.message}</pre>${row.url ? html`<p>Page: <code class="wrap">${row.url}</code></p>` : ''}${row.expected ? html`<p>Expected: ${row.expected}</p>` : ''}${row.got ? html`<p>Got: ${row.got}</p>` : ''}
+${warningsOf(row.warnings).map((warning) => html`<p class="warning" role="note">${warning}</p>`)}<pre>${row.message}</pre>${row.url ? html`<p>Page: <code class="wrap">${row.url}</code></p>` : ''}${row.expected ? html`<p>Expected: ${row.expected}</p>` : ''}${row.got ? html`<p>Got: ${row.got}</p>` : ''}
 <form method="post" action="/operator/feedback/resolve">${csrfField(who.csrf)}<input type="hidden" name="ticket_id" value="${row.ticket_id}"><button class="primary" type="submit" aria-label="Resolve ${row.ticket_id}">Resolve</button></form></article>`,
 )}${pageLinks('/operator/feedback', requested, page)}`,
       );

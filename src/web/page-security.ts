@@ -12,8 +12,8 @@ function originOf(url: string | undefined): string | undefined {
 }
 
 /**
- * The Content-Security-Policy of every page. Nothing loads unless listed: the stylesheet and the one
- * script from this origin (src/web/assets.ts; no inline code at all, not even a style attribute), images from here or any https host (newsletter issues
+ * The Content-Security-Policy of every page. Nothing loads unless listed: the stylesheet and the
+ * scripts from this origin (which may read this origin only: "My agents" polls for news) (src/web/assets.ts; no inline code at all, not even a style attribute), images from here or any https host (newsletter issues
  * may show them). Forms post here only; the sign-in provider and the code host are listed because
  * Chromium applies form-action to the redirect a form answers with (/signin/oidc, the code-host
  * link). A page whose form answers with a redirect elsewhere (the OAuth consent page, to the
@@ -32,6 +32,7 @@ export function contentSecurityPolicy(config: Config, extraFormTargets: readonly
   return [
     "default-src 'none'",
     "script-src 'self'",
+    "connect-src 'self'",
     "style-src 'self'",
     "img-src 'self' https:",
     `form-action ${formTargets.join(' ')}`,

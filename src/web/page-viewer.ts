@@ -1,6 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../operations/services.ts';
-import { html, VIEWER_SLOT } from './html.ts';
+import {
+  BARE_TITLE_SLOT,
+  BRAND_SLOT,
+  DEFAULT_COMMUNITY_NAME,
+  escapeHtml,
+  html,
+  TITLE_SLOT,
+  VIEWER_SLOT,
+} from './html.ts';
 import { signedIn } from './respond.ts';
 
 /** Whether a tier may use the operator console: it grants at least one operator scope. */
@@ -40,4 +48,36 @@ export function showViewerInHeader(app: FastifyInstance, deps: Deps): void {
       () => done(null, payload),
     );
   });
+}
+
+/**
+ * Every page's header and title carry the community's name (COMMUNITY_NAME), and its logo when
+ * COMMUNITY_LOGO_URL is set: pages are rendered with the default name, and this hook puts the
+ * configured one in its place for every text/html answer, error pages included.
+ */
+export function showCommunityInFrame(app: FastifyInstance, deps: Deps): void {
+  const frame = communityFrame(deps.config);
+  if (!frame) return;
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    const type = reply.getHeader('content-type');
+    if (typeof payload !== 'string' || typeof type !== 'string' || !type.startsWith('text/html'))
+      return done(null, payload);
+    done(null, frame(payload));
+  });
+}
+
+/** What puts the community's name and logo into a rendered page, or undefined when the defaults stand. */
+export function communityFrame(config: Deps['config']): ((page: string) => string) | undefined {
+  const { communityName: name, communityLogoUrl: logo } = config;
+  if (name === DEFAULT_COMMUNITY_NAME && !logo) return undefined;
+  const brand =
+    html`<a class="brand" href="/">${logo ? html`<img class="logo" src="${logo}" alt="" width="32" height="32"> ` : ''}${name}</a>`
+      .value;
+  const title = ` · ${escapeHtml(name)}</title>`;
+  const bare = `<title>${escapeHtml(name)}</title>`;
+  return (page) =>
+    page
+      .replace(TITLE_SLOT, () => title)
+      .replace(BARE_TITLE_SLOT, () => bare)
+      .replace(BRAND_SLOT, () => brand);
 }

@@ -11,6 +11,7 @@ import {
   dropPreSessionCsrf,
   formField,
   hasValidCsrf,
+  landingAfterSignIn,
   safeNext,
   setCookie,
 } from './forms.ts';
@@ -85,8 +86,8 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
         mailer
           .send({
             to: email,
-            subject: 'Your sign-in link',
-            text: `Open this link within 15 minutes to sign in:\n\n${link}\n\nIf you did not ask for it, ignore this mail.`,
+            subject: `Your sign-in link for ${deps.config.communityName}`,
+            text: `Open this link within 15 minutes to sign in to ${deps.config.communityName}:\n\n${link}\n\nIf you did not ask for it, ignore this mail.`,
             at: deps.clock.now(),
           })
           .catch((error: Error) =>
@@ -134,12 +135,12 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
       };
       if (!hasValidCsrf(request)) {
         // Its form carried the pre-session token; this browser's forms now carry its session's.
-        if (await alreadySignedInByLink()) return reply.redirect(next, 303);
+        if (await alreadySignedInByLink()) return reply.redirect(landingAfterSignIn(next), 303);
         return refuseForgery(reply);
       }
       const sessionId = await redeemSignInLink(deps, link);
       if (!sessionId) {
-        if (await alreadySignedInByLink()) return reply.redirect(next, 303);
+        if (await alreadySignedInByLink()) return reply.redirect(landingAfterSignIn(next), 303);
         const again = next === '/signin' ? '/signin' : `/signin?next=${encodeURIComponent(next)}`;
         return sendPage(
           reply,
@@ -154,7 +155,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
           setCookie(deps.config, SESSION_COOKIE, sessionId, { maxAgeSeconds: SESSION_TTL_MS / 1000 }),
         )
         .header('set-cookie', dropPreSessionCsrf(deps.config))
-        .redirect(next, 303);
+        .redirect(landingAfterSignIn(next), 303);
     });
 
     scope.post('/signout', async (request, reply) => {

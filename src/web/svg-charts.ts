@@ -113,7 +113,10 @@ export function horizontalBars(options: {
 }): SafeHtml {
   const { id, title, summary, bars, seriesNames } = options;
   const row = 26;
-  const labelWidth = 210;
+  // Wide enough for the longest label (about 7.5 px a character at the charts' type size), so a long
+  // operation id is not cut at the picture's left edge; the plot takes what is left.
+  const longest = Math.max(0, ...bars.map((bar) => bar.label.length));
+  const labelWidth = Math.min(WIDTH / 2, Math.max(120, Math.ceil(longest * 7.5) + 16));
   const height = Math.max(1, bars.length) * row + 8;
   const plotWidth = WIDTH - labelWidth - 50;
   const max = axisTop(Math.max(0, ...bars.map((bar) => bar.values.reduce((a, b) => a + b, 0))));

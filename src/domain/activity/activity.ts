@@ -1,5 +1,5 @@
 import { pooledRandomHex } from '../../secrets.ts';
-import { type ActivityRow, activity, activityIdPrefix } from '../../storage/activity.ts';
+import { type ActivityQuery, type ActivityRow, activity, activityIdPrefix } from '../../storage/activity.ts';
 import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 
@@ -41,7 +41,7 @@ export async function recordActivity(port: WritePort, record: ActivityRecord): P
 export async function correctActivity(
   db: Executor,
   id: string,
-  outcome: Pick<ActivityRecord, 'status' | 'outcome'>,
+  outcome: Pick<ActivityRecord, 'status' | 'outcome' | 'target'>,
 ): Promise<void> {
   await activity.correct(db, id, outcome);
 }
@@ -69,4 +69,42 @@ export async function recentActivity(
     status: Number(row.status),
     outcome: row.outcome,
   }));
+}
+
+/** One row of the member's activity page: the call, and what it touched. */
+export interface ActivityEntry extends ActivityView {
+  id: string;
+  target: { kind: string; id: string } | undefined;
+}
+
+export type { ActivityQuery };
+
+/** What a row's target column names (`kind:id`), or undefined. */
+function targetOf(column: string | null): ActivityEntry['target'] {
+  if (!column) return undefined;
+  const split = column.indexOf(':');
+  return split > 0 ? { kind: column.slice(0, split), id: column.slice(split + 1) } : undefined;
+}
+
+/** One page of the member's calls, newest first, filtered; `next` is the cursor of the page after. */
+export async function activityPage(
+  deps: { db: Executor },
+  memberId: string,
+  query: ActivityQuery,
+): Promise<{ entries: ActivityEntry[]; next: string | undefined }> {
+  const rows = await activity.page(deps.db, memberId, { ...query, limit: query.limit + 1 });
+  const shown = rows.slice(0, query.limit);
+  return {
+    entries: shown.map((row) => ({
+      id: row.id,
+      operation: row.operation,
+      at: new Date(Number(row.at)).toISOString(),
+      surface: row.surface as ActivityView['surface'],
+      token_prefix: row.token_prefix,
+      status: Number(row.status),
+      outcome: row.outcome,
+      target: targetOf(row.target),
+    })),
+    next: rows.length > query.limit ? shown.at(-1)?.id : undefined,
+  };
 }

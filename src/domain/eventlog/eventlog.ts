@@ -110,15 +110,7 @@ export async function readEvents(
   const hasMore = rows.length > query.limit;
   const lastReturned = page.length ? Number(page[page.length - 1].id) : query.since;
   return {
-    events: page.map((row) => ({
-      id: Number(row.id),
-      type: row.type as EventType,
-      at: new Date(Number(row.at)).toISOString(),
-      actor: JSON.parse(row.actor),
-      target: JSON.parse(row.target),
-      payload: JSON.parse(row.payload),
-      actions: JSON.parse(row.actions),
-    })),
+    events: page.map(loggedOf),
     cursor: hasMore || head === undefined ? lastReturned : Math.max(lastReturned, head),
     has_more: hasMore,
   };
@@ -136,4 +128,21 @@ export function watchAppends(
   wake: () => void,
 ): () => void {
   return database.appends?.subscribe(recipientId, wake) ?? (() => {});
+}
+
+function loggedOf(row: Awaited<ReturnType<typeof eventLog.latest>>[number]): LoggedEvent {
+  return {
+    id: Number(row.id),
+    type: row.type as EventType,
+    at: new Date(Number(row.at)).toISOString(),
+    actor: JSON.parse(row.actor),
+    target: JSON.parse(row.target),
+    payload: JSON.parse(row.payload),
+    actions: JSON.parse(row.actions),
+  };
+}
+
+/** The reader's latest `limit` records, newest first (the member's pages show them). */
+export async function latestEvents(db: Executor, recipientId: string, limit: number): Promise<LoggedEvent[]> {
+  return (await eventLog.latest(db, recipientId, limit)).map(loggedOf);
 }

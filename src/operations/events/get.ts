@@ -15,6 +15,10 @@ const Output = Type.Object({ ok: Type.Boolean(), event: EventSchema });
 
 export const getEvent = defineOperation<{ url: string }, typeof Output.static>({
   id: 'getEvent',
+  touches: (input: { url?: string; luma?: string }) => {
+    const url = input.url ?? input.luma;
+    return url ? `event:${url}` : undefined;
+  },
   method: 'GET',
   path: '/api/events/get',
   tag: 'events',

@@ -18,6 +18,7 @@ const Input = strictObject({
 
 export const rsvpToEvent = defineOperation<typeof Input.static, typeof QueuedWriteSchema.static>({
   id: 'rsvpToEvent',
+  touches: (input: { event_url: string }) => `event:${input.event_url}`,
   method: 'POST',
   path: '/api/events/rsvp',
   tag: 'events',

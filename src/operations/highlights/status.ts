@@ -14,6 +14,7 @@ const Output = Type.Union([
 
 export const highlightStatus = defineOperation<{ id?: string }, unknown>({
   id: 'getHighlightStatus',
+  touches: (input: { id?: string }) => (input.id ? `highlight:${input.id}` : undefined),
   method: 'GET',
   path: '/api/ingest/highlights/pending',
   tag: 'highlights',

@@ -40,6 +40,9 @@ export const submitHighlight = defineOperation<
   typeof Output.static
 >({
   id: 'submitHighlight',
+  // The story's id is the submitter's own (its input), so the activity row the write's transaction
+  // inserts already names it: no correction after the answer on this, the busiest write.
+  touches: (input: { id?: unknown }) => (typeof input.id === 'string' ? `highlight:${input.id}` : undefined),
   method: 'POST',
   path: '/api/ingest/highlights/pending',
   tag: 'highlights',

@@ -450,9 +450,21 @@ async function answerFailure(call: Call, error: unknown): Promise<CallResult> {
   return renderError(apiError, request, rateHeaders);
 }
 
-function activityRecord(call: Call, answer: { status: number; outcome: string }) {
+/** What the call touched, from its input and (once answered) its body; a throwing reader names nothing. */
+function targetOf(call: Call, body: unknown): string | undefined {
+  const { touches } = call.op;
+  if (!touches || call.input === undefined) return undefined;
+  try {
+    return touches(call.input, body);
+  } catch {
+    return undefined;
+  }
+}
+
+function activityRecord(call: Call, answer: { status: number; outcome: string }, body?: unknown) {
   const principal = call.principal as Extract<Principal, { kind: 'bearer' }>;
   return {
+    target: targetOf(call, body),
     memberId: principal.member.id,
     operation: call.op.id,
     surface: call.request.surface,
@@ -472,9 +484,14 @@ async function recordCall(call: Call, entry: ActivityEntry, result: CallResult):
       : String((result.body as { error?: unknown }).error ?? 'error');
   const answered = { status: result.status, outcome };
   try {
-    if (!entry.written) await recordActivity(call.deps, activityRecord(call, answered));
-    else if (entry.written.status !== answered.status || entry.written.outcome !== outcome)
-      await correctActivity(call.deps.db, entry.id, answered);
+    if (!entry.written) await recordActivity(call.deps, activityRecord(call, answered, result.body));
+    else {
+      // A target only the answer names (a new booking's id) is added to the row the transaction wrote.
+      const target = call.op.touches && result.status < 400 ? targetOf(call, result.body) : undefined;
+      const named = target !== undefined && target !== targetOf(call, undefined);
+      if (named || entry.written.status !== answered.status || entry.written.outcome !== outcome)
+        await correctActivity(call.deps.db, entry.id, named ? { ...answered, target } : answered);
+    }
   } catch (error) {
     // The call itself is done and answered as it went; a lost activity line is logged, not fatal.
     call.request.log?.error(

@@ -29,6 +29,8 @@ const Input = strictObject({
 
 export const bookResource = defineOperation<typeof Input.static, typeof QueuedWriteSchema.static>({
   id: 'bookResource',
+  touches: (_input: unknown, body: { id?: string } | undefined) =>
+    body?.id ? `booking:${body.id}` : undefined,
   method: 'POST',
   path: '/api/resources/book',
   tag: 'resources',
