@@ -57,9 +57,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const isOws = (code: number) => code === 0x20 || code === 0x09;
+
 /** RFC 9110 optional whitespace around a field value is not part of it. */
 function trimmed(value: string | undefined): string | undefined {
-  return value?.replace(/^[ \t]+|[ \t]+$/g, '');
+  if (value === undefined || value === '') return value;
+  if (!isOws(value.charCodeAt(0)) && !isOws(value.charCodeAt(value.length - 1))) return value;
+  return value.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 
 /** The Base64 sentinel (`=?base64?…?=`) decoded; undefined when it is not canonical Base64 of UTF-8. */
@@ -196,14 +200,15 @@ export function modernMcpExchanges(
     const protocolVersion = meta[PROTOCOL_VERSION_KEY];
     const capabilities = meta[CLIENT_CAPABILITIES_KEY];
     const clientInfo = meta[CLIENT_INFO_KEY];
-    const missing = [
-      ...(typeof protocolVersion === 'string' ? [] : [PROTOCOL_VERSION_KEY]),
-      ...(isPlainObject(capabilities) ? [] : [CLIENT_CAPABILITIES_KEY]),
-    ];
-    if (missing.length)
+    if (typeof protocolVersion !== 'string' || !isPlainObject(capabilities)) {
+      const missing = [
+        ...(typeof protocolVersion === 'string' ? [] : [PROTOCOL_VERSION_KEY]),
+        ...(isPlainObject(capabilities) ? [] : [CLIENT_CAPABILITIES_KEY]),
+      ];
       return refused(400, INVALID_PARAMS, `Invalid params: _meta needs ${missing.join(' and ')}`, {
         envelope: { missing },
       });
+    }
     if (
       clientInfo !== undefined &&
       !(
