@@ -2,13 +2,13 @@
 // the machine's speed or with what else it runs (CPU time a request here moves by two to three times
 // from one machine to the next; docs/benchmarks.md). The rows: node:http's hello world; node:http
 // sending the bearer read's and the events list's answers as kept bytes (their floors); the service's
-// bearer read (setup-check), its anonymous events list, the same list as an MCP tools/call and as an
-// A2A tasks/send, and a durable highlight write on SQLite. Each server runs under callgrind, is
-// warmed, then counted in interleaved rounds. A count: the counters are zeroed, wrk loads the row for
-// a few seconds, the counters are dumped, and the main thread's instructions are divided by the
-// requests wrk saw answered. V8's helper threads (its optimizing compiler, parts of the collector)
-// are left out of the figure: their work comes in bursts (a tier-up in one count, none in the next);
-// their share is printed beside it.
+// bearer read (setup-check), its anonymous events list, the same list as an MCP tools/call (at
+// revision 2025-11-25 and at 2026-07-28) and as an A2A tasks/send, and a durable highlight write on
+// SQLite. Each server runs under callgrind, is warmed, then counted in interleaved rounds. A count:
+// the counters are zeroed, wrk loads the row for a few seconds, the counters are dumped, and the
+// main thread's instructions are divided by the requests wrk saw answered. V8's helper threads (its
+// optimizing compiler, parts of the collector) are left out of the figure: their work comes in
+// bursts (a tier-up in one count, none in the next); their share is printed beside it.
 //
 // BENCH_BASELINE=<git revision> counts that revision's service beside this tree's in the same
 // interleaved rounds: it is checked out with `git worktree add` into the run's temporary folder (this
@@ -43,6 +43,7 @@ import {
   benchEnvironment,
   cli,
   highlightStory,
+  mcpModernToolCall,
   mcpToolCall,
   median,
   mintBenchToken,
@@ -232,6 +233,7 @@ const highlightWrites = (count: number): string => {
 
 const bearer = { authorization: `Bearer ${token}` };
 const mcp = mcpToolCall('/api/mcp', 'ic_events_list_upcoming', {});
+const mcpModern = mcpModernToolCall('/api/mcp', 'ic_events_list_upcoming', {});
 const a2a = {
   'content-type': 'application/json',
 };
@@ -257,6 +259,9 @@ const serviceRows = [
   rowOf('bearer read (setup-check)', 'service', '/api/agent/setup-check', bearer, { floor: bearerFloor }),
   rowOf('anonymous events list', 'service', '/api/events/upcoming', {}, { floor: eventsFloor }),
   rowOf('MCP tools/call events list', 'service', mcp.url, mcp.headers, { script: postOf(mcp.body) }),
+  rowOf('MCP 2026-07-28 tools/call events list', 'service', mcpModern.url, mcpModern.headers, {
+    script: postOf(mcpModern.body),
+  }),
   rowOf('A2A tasks/send events list', 'service', '/api/a2a', a2a, { script: postOf(a2aBody) }),
   rowOf(
     'durable highlight write (SQLite)',
