@@ -3,8 +3,8 @@
 // from one machine to the next; docs/benchmarks.md). The rows: node:http's hello world; node:http
 // sending the bearer read's and the events list's answers as kept bytes (their floors); Fastify
 // sending the same (bench/fastify-floor.mjs: what lies above it is the service's own); the service's
-// bearer read (setup-check), its anonymous events list, the same list as an MCP tools/call and as an
-// A2A tasks/send, and a durable highlight write on SQLite. Each server runs under callgrind, is
+// bearer read (setup-check), its anonymous events list, the same list as an MCP tools/call (at
+// revision 2025-11-25 and at 2026-07-28) and as an A2A tasks/send, and a durable highlight write on SQLite. Each server runs under callgrind, is
 // warmed, then counted in interleaved rounds. A count: the counters are zeroed, wrk loads the row for
 // a few seconds, the counters are dumped, and the main thread's instructions are divided by the
 // requests wrk saw answered. V8's helper threads (its optimizing compiler, parts of the collector)
@@ -52,6 +52,7 @@ import {
   benchEnvironment,
   cli,
   highlightStory,
+  mcpModernToolCall,
   mcpToolCall,
   median,
   mintBenchToken,
@@ -251,6 +252,7 @@ const highlightWrites = (count: number): string => {
 
 const bearer = { authorization: `Bearer ${token}` };
 const mcp = mcpToolCall('/api/mcp', 'ic_events_list_upcoming', {});
+const mcpModern = mcpModernToolCall('/api/mcp', 'ic_events_list_upcoming', {});
 const a2a = {
   'content-type': 'application/json',
 };
@@ -290,6 +292,9 @@ const serviceRows = [
     },
   ),
   rowOf('MCP tools/call events list', 'service', mcp.url, mcp.headers, { script: postOf(mcp.body) }),
+  rowOf('MCP 2026-07-28 tools/call events list', 'service', mcpModern.url, mcpModern.headers, {
+    script: postOf(mcpModern.body),
+  }),
   rowOf('A2A tasks/send events list', 'service', '/api/a2a', a2a, { script: postOf(a2aBody) }),
   rowOf(
     'durable highlight write (SQLite)',

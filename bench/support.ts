@@ -366,6 +366,37 @@ export function mcpToolCall(url: string, tool: string, args: Record<string, unkn
   };
 }
 
+/** The same tools/call at MCP revision 2026-07-28: its version, client and capabilities in `_meta`, the headers it mirrors. */
+export function mcpModernToolCall(url: string, tool: string, args: Record<string, unknown>, token?: string) {
+  const version = '2026-07-28';
+  return {
+    url,
+    method: 'POST' as const,
+    headers: {
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': version,
+      'mcp-method': 'tools/call',
+      'mcp-name': tool,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: tool,
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': version,
+          'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  };
+}
+
 const BENCH_POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 async function postgresAdmin(sql: string): Promise<void> {

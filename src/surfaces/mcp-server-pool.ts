@@ -15,44 +15,19 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { challengeForAnswer } from '../http/bearer-challenge.ts';
-import { rateKeyForIp } from '../http/client.ts';
 import { API_VERSION } from '../operations/api-version.ts';
-import { argumentsOverCap } from '../operations/body-cap.ts';
-import { renderError } from '../operations/pipeline/answer.ts';
-import { chargeAnonymous } from '../operations/pipeline/charge.ts';
-import { runOperation } from '../operations/pipeline/run.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
-import { scopeChallengeFor } from './mcp-credentials.ts';
+import { type Exchange, finishExchange, header, originRefusal, runToolCall } from './mcp-exchange.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
 import { sdkTransportAnswerer } from './mcp-sdk-transport.ts';
-import { describeTool, type ToolOperation, toolResult } from './mcp-tools.ts';
+import { describeTool, type ToolOperation } from './mcp-tools.ts';
 import { ExchangeTransport } from './mcp-transport.ts';
 import { acceptOfMcp, type ExchangeAnswerer, type HttpAnswer } from './mcp-transport-common.ts';
-import { callRequestFrom, type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
+import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
 /** Servers kept for reuse: about the number of exchanges in flight at once under load. */
 const MAX_IDLE_SERVERS = 64;
-/** Headers of a tool call's pipeline result that also belong on the HTTP response. */
-const FORWARDED_HEADERS =
-  /^(ratelimit|ratelimit-policy|ratelimit-limit|ratelimit-remaining|ratelimit-reset|retry-after)$/;
-
-/** What the tool calls of one HTTP request report back to the HTTP layer. */
-interface Exchange {
-  /** The challenge of the first tool call refused 401 (with invalid_token when a token was refused). */
-  unauthorized?: string;
-  /** Whether any tools/call ran: each is charged by the pipeline, the exchange then is not. */
-  ranTool: boolean;
-  headers: Record<string, string>;
-  /** The challenge for a scope the member could grant on re-authorizing (mcp-credentials.ts). */
-  scopeChallenge?: string;
-}
-
-function header(request: HttpRequestView, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
-}
 
 export interface McpExchangeOptions {
   /** The endpoint's path (the SDK transport is told its full URL). */
@@ -84,9 +59,8 @@ export function mcpExchanges(
 
   /** Refusals the transport does not make itself: a foreign Origin (DNS rebinding) and any unknown protocol version. */
   function refuseHeaders(request: HttpRequestView) {
-    const origin = header(request, 'origin');
-    if (origin !== undefined && !allowedOrigins.has(origin))
-      return jsonRpcError(403, `Forbidden: Origin ${origin} is not allowed.`);
+    const foreign = originRefusal(request, allowedOrigins);
+    if (foreign) return foreign;
     const version = header(request, 'mcp-protocol-version');
     // The SDK checks this header only after initialize; an unknown version is refused on every request.
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -162,19 +136,7 @@ export function mcpExchanges(
     exchange.ranTool = true;
     const op = byName.get(call.params.name);
     if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
-    const args = call.params.arguments ?? {};
-    const tooLarge = argumentsOverCap(op, deps, args, Buffer.byteLength(String(request.body ?? '')));
-    if (tooLarge) return toolResult(renderError(tooLarge, { requestId: request.id }));
-    // Bearer only: a browser cookie riding along must not authenticate an MCP call.
-    const callRequest = callRequestFrom(request, args, operations, 'mcp', false);
-    const result = await runOperation(deps, op, callRequest);
-    if (result.status === 401)
-      exchange.unauthorized ??= challengeForAnswer(deps.config.publicUrl, 'mcp', result.body);
-    if (result.status === 403) exchange.scopeChallenge ??= await scopeChallengeFor(deps, request, result);
-    for (const [name, value] of Object.entries(result.headers)) {
-      if (FORWARDED_HEADERS.test(name)) exchange.headers[name] = value;
-    }
-    return toolResult(result);
+    return runToolCall(deps, operations, op, call.params.arguments ?? {}, request, exchange);
   }
 
   /** One POST to the endpoint, answered whole: its route sends it as it is. */
@@ -199,34 +161,6 @@ export function mcpExchanges(
     }
     pooled.current = undefined;
     if (idle.length < MAX_IDLE_SERVERS) idle.push(pooled);
-    const headers: Record<string, string> = {};
-    if (!exchange.ranTool) {
-      // initialize, tools/list, ping and the like: charged like any anonymous call, per IP.
-      const charged = await chargeAnonymous(deps, rateKeyForIp(request.ip));
-      Object.assign(headers, charged.headers);
-      if (charged.refusal) {
-        const { status, message } = charged.refusal;
-        const failure = jsonRpcError(status, message);
-        Object.assign(headers, charged.refusal.headers(), { 'content-type': JSON_TYPE });
-        return { status, headers, body: failure.body };
-      }
-    }
-    Object.assign(headers, exchange.headers);
-    let status = answer.status;
-    // A member tool refused for a missing or refused token is an HTTP 401 with a challenge pointing
-    // at the protected-resource metadata (error="invalid_token" when a token was refused), while the
-    // body still carries the in-band result. A bad token on initialize, tools/list or a public tool
-    // is read as no token, as on REST and A2A (docs/decisions.md, "A bad bearer on a public call").
-    if (exchange.unauthorized) {
-      status = 401;
-      headers['www-authenticate'] = exchange.unauthorized;
-    }
-    // Tool errors stay in-band (reference §5); the challenge says a re-authorization could cure it.
-    else if (exchange.scopeChallenge) headers['www-authenticate'] = exchange.scopeChallenge;
-    const version = header(request, 'mcp-protocol-version');
-    if (version) headers['mcp-protocol-version'] = version;
-    if (answer.body === undefined) return { status, headers };
-    headers['content-type'] = JSON_TYPE;
-    return { status, headers, body: answer.body };
+    return finishExchange(deps, request, exchange, answer);
   };
 }

@@ -4,6 +4,7 @@ import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { jsonRpcError } from './mcp-json-rpc.ts';
 import { listenMessageOf, mcpListen } from './mcp-listen.ts';
+import { type ModernMethodHandler, modernMcpExchanges, modernPostOf } from './mcp-modern.ts';
 import type { McpExchangeOptions } from './mcp-server-pool.ts';
 import { mcpToolOperations } from './mcp-tools.ts';
 import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
@@ -20,12 +21,16 @@ export interface McpSurfaceOptions {
    */
   transport?: McpExchangeOptions['transport'];
   path?: string;
+  /** A 2026-era method the modern dispatcher does not answer itself (mcp-modern.ts). */
+  otherModernMethod?: ModernMethodHandler;
 }
 
 /**
- * The MCP endpoint (Streamable HTTP, stateless, src/surfaces/mcp-server-pool.ts). Its exchanges, and
- * with them the MCP SDK, are loaded at the first POST rather than at start: an instance no agent
- * speaks MCP to never holds the SDK (docs/decisions.md, "Libraries").
+ * The MCP endpoint (Streamable HTTP, stateless), in both protocol eras at one URL: a POST of
+ * revision 2026-07-28 (its version in `params._meta`) goes to the modern dispatcher
+ * (mcp-modern.ts), any other to the pooled SDK servers of the 2025 era (mcp-server-pool.ts). Those,
+ * and with them the MCP SDK, are loaded at the first 2025-era POST rather than at start: an
+ * instance no such agent speaks to never holds the SDK (docs/decisions.md, "Libraries").
  */
 export function registerMcpSurface(
   app: FastifyInstance,
@@ -37,6 +42,7 @@ export function registerMcpSurface(
   const tools = mcpToolOperations(operations);
   const bodyLimit = Math.max(...tools.map((op) => bodyCapOf(op, deps))) + ENVELOPE_BYTES;
   const exchangeOptions: McpExchangeOptions = { path, transport: options.transport ?? 'exchange' };
+  const modern = modernMcpExchanges(deps, operations, tools, { otherMethod: options.otherModernMethod });
   let exchanges: Promise<(request: HttpRequestView) => Promise<WholeAnswer>> | undefined;
 
   async function exchangeOf(request: HttpRequestView): Promise<WholeAnswer> {
@@ -57,8 +63,10 @@ export function registerMcpSurface(
     // 2026-07-28 subscriptions/listen: an SSE answer of its own (src/surfaces/mcp-listen.ts).
     const listening = listenMessageOf(request);
     if (listening) return listen.serve(request, reply, listening);
-    const answer = await exchangeOf(request);
+    const modernPost = modernPostOf(request);
+    const answer = modernPost ? await modern(modernPost) : await exchangeOf(request);
     reply.code(answer.status).headers(answer.headers);
+    if ('stream' in answer) return reply.send(answer.stream);
     return answer.body === undefined ? reply.send() : reply.send(answer.body);
   }
 

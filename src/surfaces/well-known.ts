@@ -7,7 +7,7 @@ import { defaultPolicies } from '../operations/pipeline/charge.ts';
 import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation, type RestOperation } from '../operations/types.ts';
 import { mcpCurlExample } from './mcp-example.ts';
-
+import { MODERN_PROTOCOL_VERSIONS } from './mcp-modern.ts';
 import {
   MCP_DESCRIPTION,
   mcpRemote,
@@ -207,7 +207,7 @@ export function llmsText(deps: Deps, operations: readonly Operation[]): string {
     `- [OpenAPI](${base}/openapi.json): every REST operation with its schemas`,
     `- [API reference](${base}/docs): the same, as a page`,
     `- [Agent registration](${base}/.well-known/ai-agent.json): auth schemes, scopes, tiers, rate limits`,
-    `- [MCP server](${base}/.well-known/mcp.json): Streamable HTTP at POST ${base}/api/mcp and its tools`,
+    `- [MCP server](${base}/.well-known/mcp.json): Streamable HTTP at POST ${base}/api/mcp and its tools, at MCP revision ${MODERN_PROTOCOL_VERSIONS.join(', ')} (stateless: server/discover, the version in each request's _meta) and at 2025-11-25 and earlier (initialize), side by side`,
     `- [MCP server card](${base}${SERVER_CARD_PATH}): the server's identity and remote, before connecting`,
     `- [A2A agent card](${base}/.well-known/agent-card.json): JSON-RPC at POST ${base}/api/a2a`,
     '',
