@@ -235,9 +235,19 @@ for (const engine of engines) {
 
     test('a 2025-era client is answered as before (no listen method there)', async () => {
       const { token } = await reader();
-      const stream = await listen(t, listenBody(4, {}), token, { 'mcp-protocol-version': '2025-11-25' });
+      const { _meta, ...params } = listenBody(4, {}).params;
+      const stream = await listen(t, { ...listenBody(4, {}), params }, token, {
+        'mcp-protocol-version': '2025-11-25',
+      });
       assert.notEqual(stream.headers.get('content-type'), 'text/event-stream');
       assert.equal(stream.body.error.code, -32601);
+    });
+
+    test('a 2026-era listen whose header names another revision is a header mismatch', async () => {
+      const { token } = await reader();
+      const stream = await listen(t, listenBody(5, {}), token, { 'mcp-protocol-version': '2025-11-25' });
+      assert.equal(stream.status, 400);
+      assert.equal(stream.body.error.code, -32020);
     });
 
     test('a record appended through another instance on the same database arrives', async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { LISTEN_CAPABILITIES } from '../src/surfaces/mcp-listen.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 
 // MCP at revision 2026-07-28 at the same URL as 2025-11-25 (src/surfaces/mcp-modern.ts): the wire as
@@ -90,7 +91,8 @@ describe('MCP 2026-07-28 beside 2025-11-25', () => {
     const { result } = body;
     assert.equal(result.resultType, 'complete');
     assert.deepEqual(result.supportedVersions, [MODERN]);
-    assert.deepEqual(result.capabilities, { tools: {} });
+    // Tools, and the event log's subscription (subscriptions/listen, test/mcp-listen.test.ts).
+    assert.deepEqual(result.capabilities, { tools: {}, ...LISTEN_CAPABILITIES });
     assert.equal(typeof result.instructions, 'string');
     assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'agent-commons');
     assert.ok(Number.isInteger(result.ttlMs) && result.ttlMs >= 0);
