@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/storage/database.ts';
+import { privacy } from '../src/storage/migrations/0015-privacy.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines, freshDatabase } from './support/databases.ts';
@@ -112,12 +113,9 @@ for (const engine of engines) {
             task('t_health', 'ic_health', { ok: true }),
           ])
           .execute();
-        await db
-          .deleteFrom('kysely_migration' as never)
-          .where('name' as never, '=', '0016_privacy' as never)
-          .execute();
-
-        await migrateToLatest(db);
+        // The privacy migration once more, on what a database made before it held (the migrations
+        // after it have run, so it is run by itself rather than through the migrator).
+        await privacy.up(db);
 
         assert.equal(
           await db.selectFrom('settings').select('key').where('key', '=', 'ip_salt').executeTakeFirst(),

@@ -162,8 +162,9 @@ for (const engine of engines) {
       const member = await t.member('member');
       for (const [next, expected] of [
         ['/signup-with-agent?code=BCDF-GHJK', '/signup-with-agent?code=BCDF-GHJK'],
-        ['//evil.example/phish', '/signin'],
-        ['https://evil.example/', '/signin'],
+        // Another site is never a destination: the member lands on their own page instead.
+        ['//evil.example/phish', '/my-agents'],
+        ['https://evil.example/', '/my-agents'],
       ]) {
         const browser = new Browser(t.baseUrl);
         const form = await browser.request('GET', `/signin?next=${encodeURIComponent(next)}`);
