@@ -48,7 +48,7 @@ for (const engine of engines) {
       assert.deepEqual([row.last_poll_at, row.interval_s], [40, 10]);
     });
 
-    test('bindSession keeps the first session and answers it', async () => {
+    test('bindSession keeps the sign-in it was bound to first and answers it', async () => {
       assert.equal(await deviceGrants.bindSession(storage.db, 'grt_a', 'ses-1'), 'ses-1');
       assert.equal(await deviceGrants.bindSession(storage.db, 'grt_a', 'ses-2'), 'ses-1');
     });

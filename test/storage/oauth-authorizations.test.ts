@@ -42,7 +42,7 @@ for (const engine of engines) {
       assert.equal(await oauthAuthorizations.byCodeHash(storage.db, 'code-none'), undefined);
     });
 
-    test('bindSession keeps the first session and answers it', async () => {
+    test('bindSession keeps the sign-in it was bound to first and answers it', async () => {
       assert.equal(await oauthAuthorizations.bindSession(storage.db, 'oaz_a', 'ses-1'), 'ses-1');
       assert.equal(await oauthAuthorizations.bindSession(storage.db, 'oaz_a', 'ses-2'), 'ses-1');
     });
