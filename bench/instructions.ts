@@ -41,6 +41,7 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { seedMemberReads } from './member-reads.ts';
+import { FLOORS, type FloorRow, lua, type RequestRow, serviceRows } from './request-rows.ts';
 import {
   FLOOR_HEADER,
   prepareSignedTokens,
@@ -51,9 +52,6 @@ import {
 import {
   benchEnvironment,
   cli,
-  highlightStory,
-  mcpModernToolCall,
-  mcpToolCall,
   median,
   mintBenchToken,
   pinLoadGenerator,
@@ -231,38 +229,7 @@ interface Row {
 
 const servers = new Map<string, Server>();
 
-/** A Lua string literal (the bodies here are ASCII). */
-const lua = (text: string) => JSON.stringify(text);
-
-/** wrk's Lua for a POST of one body, again and again. */
-const postOf = (body: string) => (): string => ['wrk.method = "POST"', `wrk.body = ${lua(body)}`].join('\n');
-
-/** wrk's Lua for highlight writes, each a story of its own (a fresh id: a durable insert, not a replay). */
-const highlightWrites = (count: number): string => {
-  const [before, after] = highlightStory('ID').split('"ID"');
-  return [
-    'wrk.method = "POST"',
-    'local n = 0',
-    'request = function()',
-    '  n = n + 1',
-    `  return wrk.format(nil, nil, nil, ${lua(`${before}"instructions-${count}-`)} .. n .. ${lua(`"${after}`)})`,
-    'end',
-  ].join('\n');
-};
-
 const bearer = { authorization: `Bearer ${token}` };
-const mcp = mcpToolCall('/api/mcp', 'ic_events_list_upcoming', {});
-const mcpModern = mcpModernToolCall('/api/mcp', 'ic_events_list_upcoming', {});
-const a2a = {
-  'content-type': 'application/json',
-};
-const a2aBody = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'tasks/send',
-  params: { capability: 'ic_events_list_upcoming', arguments: {} },
-});
-const json = { 'content-type': 'application/json' };
 const rowOf = (
   label: string,
   server: Row['server'],
@@ -270,40 +237,27 @@ const rowOf = (
   headers: Record<string, string> = {},
   extra: Partial<Row> = {},
 ): Row => ({ label, server, url, headers, counts: [], ...extra });
+/** A declared request (bench/request-rows.ts) as a row of counts. */
+const counted = (row: FloorRow | RequestRow, server: Row['server'], extra: Partial<Row> = {}): Row =>
+  rowOf(row.label, server, row.url, row.headers, { script: row.script, ...extra });
 
-const hello = rowOf('node:http hello', 'hello', '/');
-const bearerFloor = rowOf('node:http floor of the bearer read', 'hello', '/setup-check');
-const eventsFloor = rowOf('node:http floor of the events list', 'hello', '/upcoming');
-const bearerFastifyFloor = rowOf('Fastify floor of the bearer read', 'fastify', '/setup-check');
-const eventsFastifyFloor = rowOf('Fastify floor of the events list', 'fastify', '/upcoming');
-const serviceRows = [
-  rowOf('bearer read (setup-check)', 'service', '/api/agent/setup-check', bearer, {
-    floor: bearerFloor,
-    fastifyFloor: bearerFastifyFloor,
+const hello = counted(FLOORS.hello, 'hello');
+const bearerFloor = counted(FLOORS.bearer, 'hello');
+const eventsFloor = counted(FLOORS.events, 'hello');
+const bearerFastifyFloor = counted(FLOORS.fastifyBearer, 'fastify');
+const eventsFastifyFloor = counted(FLOORS.fastifyEvents, 'fastify');
+const floorRows = new Map<FloorRow, Row>([
+  [FLOORS.bearer, bearerFloor],
+  [FLOORS.events, eventsFloor],
+  [FLOORS.fastifyBearer, bearerFastifyFloor],
+  [FLOORS.fastifyEvents, eventsFastifyFloor],
+]);
+const serviceCountRows = serviceRows(token, writerToken).map((row) =>
+  counted(row, 'service', {
+    floor: row.floor && floorRows.get(row.floor),
+    fastifyFloor: row.fastifyFloor && floorRows.get(row.fastifyFloor),
   }),
-  rowOf(
-    'anonymous events list',
-    'service',
-    '/api/events/upcoming',
-    {},
-    {
-      floor: eventsFloor,
-      fastifyFloor: eventsFastifyFloor,
-    },
-  ),
-  rowOf('MCP tools/call events list', 'service', mcp.url, mcp.headers, { script: postOf(mcp.body) }),
-  rowOf('MCP 2026-07-28 tools/call events list', 'service', mcpModern.url, mcpModern.headers, {
-    script: postOf(mcpModern.body),
-  }),
-  rowOf('A2A tasks/send events list', 'service', '/api/a2a', a2a, { script: postOf(a2aBody) }),
-  rowOf(
-    'durable highlight write (SQLite)',
-    'service',
-    '/api/ingest/highlights/pending',
-    { ...json, authorization: `Bearer ${writerToken}` },
-    { script: highlightWrites },
-  ),
-];
+);
 /**
  * wrk's Lua for signed reads, each signed afresh before the count (a fresh created; with a nonce, a
  * nonce of its own, so none is refused as a replay). `signedUrl` is the URL as the service names
@@ -364,7 +318,7 @@ const signedRows = [
   ),
 ];
 const baselineRows = baseline
-  ? serviceRows.map((row) =>
+  ? serviceCountRows.map((row) =>
       rowOf(`${row.label} at ${BASELINE}`, 'baseline', row.url, row.headers, {
         script: row.script,
         counterpart: row,
@@ -380,7 +334,10 @@ const rows = SIGNED_ONLY
       eventsFloor,
       bearerFastifyFloor,
       eventsFastifyFloor,
-      ...serviceRows.flatMap((row) => [row, ...baselineRows.filter((other) => other.counterpart === row)]),
+      ...serviceCountRows.flatMap((row) => [
+        row,
+        ...baselineRows.filter((other) => other.counterpart === row),
+      ]),
     ];
 let countsMade = 0;
 
