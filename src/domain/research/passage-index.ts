@@ -1,4 +1,5 @@
 import type SQLite from 'better-sqlite3';
+import { corpusPassages } from '../../storage/corpus-passages.ts';
 import { SOURCES, type Source } from './document.ts';
 import type { IndexParts } from './index-file.ts';
 import { forEachTerm } from './tokenizer.ts';
@@ -142,13 +143,8 @@ export class PassageIndex {
     const inSection = count(FIELD_WEIGHTS.section);
     const inBody = count(FIELD_WEIGHTS.body);
 
-    const slice = db
-      .prepare(
-        'select id, source, title, section, body from corpus_passages where id > ? order by id limit ?',
-      )
-      .raw();
     for (let after = -1; ; ) {
-      const rows = slice.all(after, BUILD_SLICE) as [number, string, string, string, string][];
+      const rows = corpusPassages.slice(db, after, BUILD_SLICE);
       if (rows.length === 0) break;
       after = Number(rows[rows.length - 1][0]);
       for (const [id, source, title, section, body] of rows) addPassage(id, source, title, section, body);

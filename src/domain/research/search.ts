@@ -1,4 +1,5 @@
 import type SQLite from 'better-sqlite3';
+import { corpusPassages } from '../../storage/corpus-passages.ts';
 import type { Source } from './document.ts';
 import type { PassageIndex } from './passage-index.ts';
 import { queryTerms } from './query-terms.ts';
@@ -14,19 +15,6 @@ export interface RetrievedPassage {
 const SNIPPET_TOKENS = 32;
 /** How many words before the first match a snippet starts, for context. */
 const SNIPPET_LEAD = 3;
-
-const detailStatements = new WeakMap<SQLite.Database, SQLite.Statement>();
-
-function detailsOf(db: SQLite.Database): SQLite.Statement {
-  let found = detailStatements.get(db);
-  if (!found) {
-    found = db.prepare(
-      'select p.document_id, p.position, p.title, p.section, p.source, p.body, d.authors, d.year, d.url from corpus_passages p join corpus_documents d on d.id = p.document_id where p.id = ?',
-    );
-    detailStatements.set(db, found);
-  }
-  return found;
-}
 
 /**
  * The stretch of `text` of at most 32 words that holds the most distinct query terms (then the most
@@ -81,21 +69,8 @@ export function retrieve(
   const terms = termsOfWords(queryTerms(query));
   if (terms.length === 0 || sources.length === 0) return [];
   const termSet = new Set(terms);
-  const details = detailsOf(db);
   return index.search(terms, k, sources).flatMap(({ passageId, score }) => {
-    const row = details.get(passageId) as
-      | {
-          document_id: string;
-          position: number;
-          title: string;
-          section: string;
-          source: string;
-          body: string;
-          authors: string;
-          year: number | null;
-          url: string | null;
-        }
-      | undefined;
+    const row = corpusPassages.details(db, passageId);
     if (!row) return [];
     return [
       {
