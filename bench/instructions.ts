@@ -30,15 +30,7 @@
 // instead). A run takes 12 to 15 minutes, about twice that with a baseline;
 // BENCH_INSTRUCTION_ROUNDS=2 shortens it.
 import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { seedMemberReads } from './member-reads.ts';
 import { FLOORS, type FloorRow, lua, type RequestRow, serviceRows } from './request-rows.ts';
@@ -89,18 +81,29 @@ const { token } = mintBenchToken(env, 'instructions', 'read:public,membership:re
 const { token: writerToken } = mintBenchToken(env, 'instructions-writer', 'events:submit_recap', false);
 const signedTokens = SIGNED_ONLY ? await prepareSignedTokens(env) : undefined;
 
-/** The revision BENCH_BASELINE names, checked out beside this tree, on a copy of the database. */
-function checkOutBaseline(revision: string): { tree: string; env: Record<string, string> } {
+/**
+ * The revision BENCH_BASELINE names, checked out beside this tree, on a database of its own that its
+ * own CLI migrated (this tree's may hold migrations it does not know), seeded alike, with its own
+ * tokens for the same rows.
+ */
+async function checkOutBaseline(revision: string) {
   const tree = join(dir, 'baseline-tree');
   execFileSync('git', ['worktree', 'add', '--detach', tree, revision], { stdio: 'ignore' });
   symlinkSync(resolve('node_modules'), join(tree, 'node_modules'));
-  const database = env.DATABASE_URL.slice('sqlite:'.length);
-  const copy = join(dir, 'baseline.db');
-  for (const suffix of ['', '-wal', '-shm'])
-    if (existsSync(database + suffix)) copyFileSync(database + suffix, copy + suffix);
-  return { tree, env: { ...env, DATABASE_URL: `sqlite:${copy}` } };
+  const baselineEnv = { ...env, DATABASE_URL: `sqlite:${join(dir, 'baseline.db')}` };
+  const here = process.cwd();
+  process.chdir(tree);
+  try {
+    cli(['migrate'], baselineEnv);
+    await seedMemberReads(baselineEnv.DATABASE_URL);
+    const reader = mintBenchToken(baselineEnv, 'instructions', 'read:public,membership:read', false).token;
+    const writer = mintBenchToken(baselineEnv, 'instructions-writer', 'events:submit_recap', false).token;
+    return { tree, env: baselineEnv, rows: serviceRows(reader, writer) };
+  } finally {
+    process.chdir(here);
+  }
 }
-const baseline = BASELINE ? checkOutBaseline(BASELINE) : undefined;
+const baseline = BASELINE ? await checkOutBaseline(BASELINE) : undefined;
 
 /**
  * A server under callgrind, one dump file a thread. V8 writes code into its heap, which valgrind must
@@ -318,11 +321,8 @@ const signedRows = [
   ),
 ];
 const baselineRows = baseline
-  ? serviceCountRows.map((row) =>
-      rowOf(`${row.label} at ${BASELINE}`, 'baseline', row.url, row.headers, {
-        script: row.script,
-        counterpart: row,
-      }),
+  ? serviceCountRows.map((row, index) =>
+      counted(baseline.rows[index], 'baseline', { label: `${row.label} at ${BASELINE}`, counterpart: row }),
     )
   : [];
 // Each service row beside its baseline, so the two are counted minutes apart at most.
