@@ -26,7 +26,8 @@
 // default; BENCH_INSTRUCTION_SECONDS a count, 8 by default; BENCH_INSTRUCTION_WARM_PASSES, 20;
 // BENCH_INSTRUCTION_FUNCTIONS, 25: how many functions to list where a row differs from its floor or
 // its baseline; BENCH_INSTRUCTION_NAMES=1 names the JavaScript functions among them; BENCH_BASELINE,
-// a revision to count beside this tree; BENCH_INSTRUCTION_ROWS=signed, the signed-request rows
+// a revision to count beside this tree; BENCH_INSTRUCTION_MATCH, a regular expression the service
+// rows counted must match (all by default); BENCH_INSTRUCTION_ROWS=signed, the signed-request rows
 // instead). A run takes 12 to 15 minutes, about twice that with a baseline;
 // BENCH_INSTRUCTION_ROUNDS=2 shortens it.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -255,6 +256,8 @@ const floorRows = new Map<FloorRow, Row>([
   [FLOORS.fastifyBearer, bearerFastifyFloor],
   [FLOORS.fastifyEvents, eventsFastifyFloor],
 ]);
+// BENCH_INSTRUCTION_MATCH=<regular expression>: only the service rows whose label it matches.
+const MATCH = new RegExp(process.env.BENCH_INSTRUCTION_MATCH ?? '');
 const serviceCountRows = serviceRows(token, writerToken).map((row) =>
   counted(row, 'service', {
     floor: row.floor && floorRows.get(row.floor),
@@ -325,8 +328,9 @@ const baselineRows = baseline
       counted(baseline.rows[index], 'baseline', { label: `${row.label} at ${BASELINE}`, counterpart: row }),
     )
   : [];
+const countedServiceRows = serviceCountRows.filter((row) => MATCH.test(row.label));
 // Each service row beside its baseline, so the two are counted minutes apart at most.
-const rows = SIGNED_ONLY
+let rows = SIGNED_ONLY
   ? signedRows
   : [
       hello,
@@ -334,7 +338,7 @@ const rows = SIGNED_ONLY
       eventsFloor,
       bearerFastifyFloor,
       eventsFastifyFloor,
-      ...serviceCountRows.flatMap((row) => [
+      ...countedServiceRows.flatMap((row) => [
         row,
         ...baselineRows.filter((other) => other.counterpart === row),
       ]),
@@ -362,6 +366,17 @@ async function count(row: Row): Promise<Count> {
     answered,
     main,
   };
+}
+
+/** Two seconds of the row on one connection: wrk's report, to see whether the server answers it. */
+function probe(row: Row): string {
+  const server = servers.get(row.server)!;
+  let script: string | undefined;
+  if (row.script) {
+    script = join(dir, `probe-${++countsMade}.lua`);
+    writeFileSync(script, row.script(countsMade));
+  }
+  return wrk(server.url + row.url, 2, row.headers, 1, script);
 }
 
 const medianOf = (row: Row) => median(row.counts.map((count) => count.perRequest));
@@ -392,6 +407,17 @@ try {
         baseline.tree,
       ),
     );
+  // A row the baseline does not serve (an MCP revision it predates, say) is counted on this tree only.
+  if (baseline)
+    for (const row of baselineRows) {
+      if (!rows.includes(row)) continue;
+      if (!/Non-2xx/.test(await probe(row))) continue;
+      console.log(
+        `${row.label}: not served by ${BASELINE} (answers other than 2xx); counted on this tree only`,
+      );
+      rows = rows.filter((other) => other !== row);
+      row.counterpart = undefined;
+    }
   // Warm: under callgrind the JIT takes minutes of wall time to reach the code a row runs warm, and
   // the service's rows share its code, so the rows are warmed in turns, as they are counted. They
   // are warm after a pass in which V8's helper threads (its compiler) did less than 5 % of the main
