@@ -1,4 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
+import { onPostgres } from './engine/prepared.ts';
 import type { Executor } from './schema.ts';
 
 // The retention sweep's SQL: for each kind of record, the rows past their window, deleted a batch
@@ -73,11 +74,16 @@ export const retention = {
     for (const part of PARTS[kind]) {
       if (deleted >= limit) break;
       const table = sql.table(part.table);
+      // On PostgreSQL a row picked by the inner select may change before the delete reaches it (an
+      // expired story resubmitted): the outer condition is checked again on the row it locks. SQLite
+      // runs the statement under its one write lock, where nothing changes in between; there the
+      // outer condition is left out so the planner finds each row by its key.
+      const recheck = onPostgres(executor) ? sql` and ${due(part, cutoff)}` : sql``;
       const result = await sql`delete from ${table} where ${keyOf(part)} in (select ${sql.join(
         part.key.map((column) => sql.ref(column)),
       )} from ${table} where ${due(part, cutoff)} order by ${sql.ref(part.time)} limit ${
         limit - deleted
-      }) and ${due(part, cutoff)}`.execute(executor);
+      })${recheck}`.execute(executor);
       deleted += Number(result.numAffectedRows ?? 0);
     }
     return deleted;
