@@ -11,8 +11,8 @@ import { eventRequests } from '../../src/storage/event-requests.ts';
 import { feedback } from '../../src/storage/feedback.ts';
 import { highlights } from '../../src/storage/highlights.ts';
 import { migrateToLatest } from '../../src/storage/migrations.ts';
-import type { Db } from '../../src/storage/schema.ts';
 import { RETENTION_KINDS, retention } from '../../src/storage/retention.ts';
+import type { Db } from '../../src/storage/schema.ts';
 import { tierRequests } from '../../src/storage/tier-requests.ts';
 import { engines, freshDatabase, type TestDatabase, testPool } from '../support/databases.ts';
 
