@@ -9,8 +9,11 @@ import { sweepRetention } from '../src/domain/retention/sweep.ts';
 import { type Database, openDatabase } from '../src/storage/database.ts';
 import { migrateToLatest } from '../src/storage/migrations.ts';
 import { RETENTION_KINDS } from '../src/storage/retention.ts';
+import { startScheduler } from '../src/workers/scheduler.ts';
+import { startTestApp } from './support/app.ts';
 import { engines, freshDatabase, type TestDatabase } from './support/databases.ts';
 import { countRows, LIVE_KINDS, writeRow } from './support/retention-rows.ts';
+import { waitUntil } from './support/wait.ts';
 
 const DAYS = 10;
 const retentionOf = (days: number) => {
@@ -221,6 +224,38 @@ for (const engine of engines) {
       assert.equal((await sweepRetention(deps())).ran, false);
       clock.advance(MS.minute);
       assert.equal((await sweepRetention(deps())).ran, true);
+    });
+  });
+}
+
+for (const engine of engines) {
+  describe(`the scheduler sweeps on its own (${engine.name})`, { skip: engine.skip }, () => {
+    test('its first pass removes what is past the window and logs the counts', async () => {
+      const t = await startTestApp({ engine: engine.name });
+      try {
+        const member = await t.member('member');
+        await writeRow(t.deps.db, 'activity', member.id, t.clock.now() - 181 * MS.day);
+        await writeRow(t.deps.db, 'activity', member.id, t.clock.now() - 179 * MS.day);
+        const lines: { details: Record<string, unknown>; message: string }[] = [];
+        const log = {
+          info: (details: Record<string, unknown>, message: string) => lines.push({ details, message }),
+          warn: (details: Record<string, unknown>, message: string) => lines.push({ details, message }),
+        };
+        const stop = startScheduler(t.deps, log, { workers: false });
+        try {
+          await waitUntil(
+            () => lines.some((l) => l.message === 'retention sweep removed expired records'),
+            'the sweep’s first pass',
+          );
+        } finally {
+          await stop();
+        }
+        const swept = lines.find((l) => l.message === 'retention sweep removed expired records');
+        assert.deepEqual(swept?.details, { removed: { activity: 1 } });
+        assert.equal(await countRows(t.deps.db, 'activity'), 1);
+      } finally {
+        await t.close();
+      }
     });
   });
 }
