@@ -119,9 +119,10 @@ export async function readEvents(
     cursor: hasMore || head === undefined ? lastReturned : Math.max(lastReturned, head),
     has_more: hasMore,
   };
-  // Ids never skip: a read of every type that starts right after `since` missed nothing.
+  // Ids never skip: a read of every type that starts right after `since` missed nothing, and
+  // nothing can be missing past the head.
   const contiguous = !query.types && rows.length > 0 && Number(rows[0].id) === query.since + 1;
-  if (!contiguous) {
+  if (!contiguous && !(head !== undefined && head <= query.since)) {
     const prunedThrough = await prunedThroughOf(db, recipientId, head);
     if (prunedThrough > query.since) {
       read.pruned_through = prunedThrough;
