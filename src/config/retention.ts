@@ -101,7 +101,8 @@ export const RETENTION_SCHEMA = {
     min: 0,
     unit: 'minutes, integer',
     description:
-      'How often `serve` runs the retention sweep (at start, then on this interval; of several ' +
+      'How often `serve` and a long-running `agent-commons worker` run the retention sweep (at start, ' +
+      'then on this interval; of several ' +
       'instances on one database only one sweeps at a time). `0` turns the timer off (run ' +
       '`agent-commons retention sweep` from cron instead).',
   }),
