@@ -51,6 +51,11 @@ published at \`/.well-known/ai-agent.json\`. \`TIERS_FILE\` replaces this ladder
 const RATE_LIMITS_BEFORE = `Each is an integer ≥ 1. The research limit is listed with
 [research](#research-retrieval-and-synthesis).`;
 
+const RETENTION_BEFORE = `What the retention sweep deletes and when: each kind of record is kept for its number of days,
+then deleted in small batches by whichever instance holds the sweep's lease. \`keep\` (or \`0\`)
+keeps a kind forever. \`agent-commons retention sweep --dry-run\` shows what a sweep would delete
+now; see [deployment](deployment.md#retention-of-personal-data).`;
+
 const PRODUCTION_BEFORE = `Prometheus metrics, readiness and the SIGTERM drain: [deployment](deployment.md#running-in-production).`;
 
 interface Section {
@@ -72,6 +77,7 @@ const SECTIONS: Section[] = [
   { heading: 'Tiers and scopes', table: tiersTable, after: TIERS_AFTER },
   { heading: 'Research retrieval and synthesis', table: 'research', after: RESEARCH_AFTER },
   { heading: 'Donations (x402 payments)', table: 'payments' },
+  { heading: 'Retention', before: RETENTION_BEFORE, table: 'retention' },
   { heading: 'Metrics and draining', before: PRODUCTION_BEFORE, table: 'production' },
 ];
 

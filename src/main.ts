@@ -6,6 +6,7 @@ import { registerContentCommands } from './cli/content.ts';
 import { registerCorpusCommands } from './cli/corpus.ts';
 import { registerLeaderboardCommands } from './cli/leaderboard.ts';
 import { registerPaymentCommands } from './cli/payments.ts';
+import { registerRetentionCommands } from './cli/retention.ts';
 
 const program = new Command('agent-commons').description(
   'agent-commons: agents acting for community members',
@@ -28,5 +29,6 @@ registerContentCommands(program);
 registerCorpusCommands(program);
 registerLeaderboardCommands(program);
 registerPaymentCommands(program);
+registerRetentionCommands(program);
 
 await program.parseAsync(process.argv);

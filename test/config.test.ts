@@ -94,9 +94,21 @@ describe('the settings declaration', () => {
       [{ RESEARCH_PROVIDER: 'openai' }, 'RESEARCH_MODEL_SMALL must be set when RESEARCH_PROVIDER is openai'],
       [{ EVENT_URL_HOSTS: ' , ' }, 'EVENT_URL_HOSTS must name at least one host'],
       [{ OIDC_ISSUER: 'https://id.example' }, 'OIDC_ISSUER and OIDC_CLIENT_ID must be set together'],
+      [
+        { RETENTION_ACTIVITY_DAYS: '-1' },
+        'RETENTION_ACTIVITY_DAYS must be a whole number of days (0 or keep: kept forever) (got "-1")',
+      ],
     ];
     for (const [env, message] of refusals)
       assert.throws(() => loadConfig(env), { message }, JSON.stringify(env));
+  });
+
+  test('a retention window is days, and keep or 0 keeps forever', () => {
+    assert.equal(loadConfig({ RETENTION_ACTIVITY_DAYS: ' 30 ' }).retention.activity, 30);
+    assert.equal(loadConfig({ RETENTION_EVENT_LOG_DAYS: 'KEEP' }).retention.eventLog, 0);
+    assert.equal(loadConfig({ RETENTION_OPERATOR_AUDIT_DAYS: '0' }).retention.operatorAudit, 0);
+    assert.equal(loadConfig({}).retention.operatorAudit, 1095);
+    assert.throws(() => loadConfig({ RETENTION_SESSIONS_DAYS: '1.5' }), /RETENTION_SESSIONS_DAYS must be/);
   });
 
   test('a secret setting is left out of its error message', () => {

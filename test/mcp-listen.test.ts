@@ -2,10 +2,12 @@
 // through a real port, on both engines; on PostgreSQL, across two instances on one database.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { MS } from '../src/clock.ts';
 import { listTokens, mintToken, revokeToken } from '../src/domain/auth/tokens.ts';
 import type { Member } from '../src/domain/members/members.ts';
+import { sweepRetention } from '../src/domain/retention/sweep.ts';
 import { startDraining } from '../src/surfaces/health.ts';
-import { EVENT_NOTIFICATION, EVENTS_EXTENSION } from '../src/surfaces/mcp-listen.ts';
+import { EVENT_NOTIFICATION, EVENTS_EXTENSION, PRUNED_NOTIFICATION } from '../src/surfaces/mcp-listen.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { engines } from './support/databases.ts';
 import { waitUntil } from './support/wait.ts';
@@ -277,6 +279,40 @@ for (const engine of engines) {
         stream.close();
       } finally {
         await other.close();
+      }
+    });
+
+    test('a since older than the oldest kept record: told what was pruned, then the kept records', async () => {
+      const { member, token } = await reader(); // id 1
+      await t.token(member, ['membership:read']); // id 2
+      await t.token(member, ['membership:read']); // id 3
+      await t.deps.db
+        .updateTable('event_log')
+        .set({ at: t.clock.now() - 400 * MS.day })
+        .where('recipient_id', '=', member.id)
+        .where('id', '<=', 2)
+        .execute();
+      await sweepRetention(t.deps);
+      const stream = await listen(t, listenBody('pruned', { since: 0 }), token);
+      try {
+        await waitUntil(() => events(stream).length >= 1, 'the kept record');
+        const [, pruned, record] = stream.frames;
+        assert.equal(pruned.method, PRUNED_NOTIFICATION);
+        assert.deepEqual(pruned.params, {
+          _meta: { 'io.modelcontextprotocol/subscriptionId': 'pruned' },
+          pruned_through: 2,
+        });
+        assert.equal(record.params.event.id, 3);
+      } finally {
+        stream.close();
+      }
+      // From a cursor past the gap: no such notification.
+      const current = await listen(t, listenBody('current', { since: 2 }), token);
+      try {
+        await waitUntil(() => events(current).length >= 1, 'the kept record');
+        assert.ok(current.frames.every((f) => f.method !== PRUNED_NOTIFICATION));
+      } finally {
+        current.close();
       }
     });
 

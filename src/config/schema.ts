@@ -9,6 +9,7 @@ import { LIMITS_SCHEMA } from './limits.ts';
 import { PAYMENTS_SCHEMA } from './payments.ts';
 import { PRODUCTION_SCHEMA } from './production.ts';
 import { RESEARCH_SCHEMA } from './research.ts';
+import { RETENTION_SCHEMA } from './retention.ts';
 import { durationMs, flag, integer, oneOf, optional, originList, refuse, setting, text } from './settings.ts';
 
 const IP_HASH_SECRET = {
@@ -268,5 +269,6 @@ export const CONFIG_SCHEMA = {
   }),
   research: RESEARCH_SCHEMA,
   payments: PAYMENTS_SCHEMA,
+  retention: RETENTION_SCHEMA,
   ...PRODUCTION_SCHEMA,
 };

@@ -15,6 +15,7 @@ export type SettingGroup =
   | 'code-host'
   | 'research'
   | 'payments'
+  | 'retention'
   | 'production';
 
 /** What every declaration says, whatever its kind. */

@@ -100,6 +100,16 @@ export const eventLog = {
     return select.execute();
   },
 
+  /** The id of the reader's oldest kept record (the retention sweep deletes from the oldest); undefined: none kept. */
+  async oldestId(executor: Executor, recipientId: string): Promise<number | undefined> {
+    const row = await executor
+      .selectFrom('event_log')
+      .select((eb) => eb.fn.min('id').as('oldest'))
+      .where('recipient_id', '=', recipientId)
+      .executeTakeFirst();
+    return row?.oldest === null || row?.oldest === undefined ? undefined : Number(row.oldest);
+  },
+
   /** The id of the reader's latest record (0: none yet). Its records up to it are all committed. */
   async lastId(executor: Executor, recipientId: string): Promise<number> {
     const head = await executor

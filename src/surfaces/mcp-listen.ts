@@ -33,6 +33,11 @@ export const EVENTS_EXTENSION = 'agent-commons/events';
 /** The notification each record travels in. */
 export const EVENT_NOTIFICATION = `notifications/${EVENTS_EXTENSION}`;
 /**
+ * Sent before the records when some after the cursor were deleted by retention: `pruned_through`
+ * is the last id no longer kept (ic_events_next's field of the same name).
+ */
+export const PRUNED_NOTIFICATION = `${EVENT_NOTIFICATION}/pruned`;
+/**
  * What server/discover advertises for the listen stream (capabilities.extensions): the extension
  * and the record types a filter may name. The tool list does not change while the service runs, so
  * no `listChanged` is offered.
@@ -284,11 +289,22 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
       stopWatching();
       return refuseCall(request, reply, id, opening);
     }
-    const page = opening.body as { events: { id: number }[]; cursor: number; has_more: boolean };
+    const page = opening.body as {
+      events: { id: number }[];
+      cursor: number;
+      has_more: boolean;
+      pruned_through?: number;
+    };
     const stream = openStream(reply, id, opening.headers, stopWatching);
     stream.send(acknowledgement(id, { [EVENTS_EXTENSION]: { ...(types && { types }), since } }));
     let cursor = since;
-    const deliver = (events: readonly { id: number }[]) => {
+    const deliver = (events: readonly { id: number }[], prunedThrough?: number) => {
+      if (prunedThrough !== undefined && prunedThrough > cursor)
+        stream.send({
+          jsonrpc: '2.0',
+          method: PRUNED_NOTIFICATION,
+          params: { _meta: { [SUBSCRIPTION_ID]: id }, pruned_through: prunedThrough },
+        });
       for (const event of events) {
         stream.send({
           jsonrpc: '2.0',
@@ -298,7 +314,7 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
         cursor = event.id;
       }
     };
-    deliver(page.events);
+    deliver(page.events, page.pruned_through);
     cursor = Math.max(cursor, page.cursor);
     let running = false;
     let again = page.has_more || woken;
@@ -318,7 +334,7 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
           while (more && !stream.ended) {
             const next = await readEvents(deps.db, memberId, { since: cursor, types, limit: PAGE });
             if (stream.ended) return;
-            deliver(next.events);
+            deliver(next.events, next.pruned_through);
             cursor = Math.max(cursor, next.cursor);
             more = next.has_more;
           }

@@ -4,6 +4,7 @@ import { expireStaleGrants } from '../domain/auth/device-grants.ts';
 import { refreshEvents } from '../domain/events/feed.ts';
 import { deliverDueRsvps } from '../domain/events/rsvp-delivery.ts';
 import { settleQueuedBookings } from '../domain/resources/booking-settlement.ts';
+import { sweepRetention } from '../domain/retention/sweep.ts';
 import type { Deps } from '../operations/services.ts';
 import { counters } from '../storage/counters.ts';
 
@@ -58,6 +59,17 @@ export function startScheduler(
     { name: 'counter sweep', everyMs: MS.minute, run: () => counters.sweep(deps.db, deps.clock.now()) },
     { name: 'device grant sweep', everyMs: MS.minute, run: () => expireStaleGrants(deps) },
   ];
+  if (deps.config.retention.sweepMinutes > 0)
+    jobs.push({
+      name: 'retention sweep',
+      everyMs: deps.config.retention.sweepMinutes * MS.minute,
+      // Bounded per run (1000 batches a kind): a large backlog is worked off over several runs.
+      run: async () => {
+        const report = await sweepRetention(deps, { maxBatches: 1000 });
+        const removed = Object.fromEntries(report.kinds.filter((k) => k.rows).map((k) => [k.kind, k.rows]));
+        if (Object.keys(removed).length) log.info({ removed }, 'retention sweep removed expired records');
+      },
+    });
   if (options.workers) {
     const every = deps.config.workerIntervalSeconds * MS.second;
     jobs.push(

@@ -11,6 +11,7 @@ import { eventRequests } from '../../src/storage/event-requests.ts';
 import { feedback } from '../../src/storage/feedback.ts';
 import { highlights } from '../../src/storage/highlights.ts';
 import { migrateToLatest } from '../../src/storage/migrations.ts';
+import { RETENTION_KINDS, retention } from '../../src/storage/retention.ts';
 import type { Db } from '../../src/storage/schema.ts';
 import { tierRequests } from '../../src/storage/tier-requests.ts';
 import { engines, freshDatabase, type TestDatabase, testPool } from '../support/databases.ts';
@@ -30,6 +31,13 @@ const READS: [string, (db: Db) => Promise<unknown>][] = [
   ['event proposals queue', (db) => eventRequests.page(db, 'pending', { limit: 50, after: AFTER }, 'asc')],
   ['every event proposal', (db) => eventRequests.page(db, undefined, { limit: 50 }, 'desc')],
   ['event log of one type', (db) => eventLog.after(db, 'm1', 10, 51, ['tier_approved'], 1000)],
+  ['oldest kept event-log record', (db) => eventLog.oldestId(db, 'm1')],
+  // Each batch of the retention sweep picks its rows through the time index (the last statement of
+  // a kind of two tables' parts is the one checked; both parts share the shape).
+  ...RETENTION_KINDS.map((kind): [string, (db: Db) => Promise<unknown>] => [
+    `retention batch: ${kind}`,
+    (db) => retention.deleteBatch(db, kind, AFTER.at, 500),
+  ]),
 ];
 
 for (const engine of engines) {

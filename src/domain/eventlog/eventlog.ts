@@ -89,6 +89,11 @@ export interface Page {
   events: LoggedEvent[];
   cursor: number;
   has_more: boolean;
+  /**
+   * Present only when records after `since` are gone (the retention sweep deleted them): the last
+   * id no longer kept. The page starts at the oldest kept record.
+   */
+  pruned_through?: number;
 }
 
 /**
@@ -109,11 +114,33 @@ export async function readEvents(
   const page = rows.slice(0, query.limit);
   const hasMore = rows.length > query.limit;
   const lastReturned = page.length ? Number(page[page.length - 1].id) : query.since;
-  return {
+  const read: Page = {
     events: page.map(loggedOf),
     cursor: hasMore || head === undefined ? lastReturned : Math.max(lastReturned, head),
     has_more: hasMore,
   };
+  // Ids never skip: a read of every type that starts right after `since` missed nothing, and
+  // nothing can be missing past the head.
+  const contiguous = !query.types && rows.length > 0 && Number(rows[0].id) === query.since + 1;
+  if (!contiguous && !(head !== undefined && head <= query.since)) {
+    const prunedThrough = await prunedThroughOf(db, recipientId, head);
+    if (prunedThrough > query.since) {
+      read.pruned_through = prunedThrough;
+      read.cursor = Math.max(read.cursor, prunedThrough);
+    }
+  }
+  return read;
+}
+
+/**
+ * The last id the retention sweep took from the reader's log (0: none). Ids never skip and a later
+ * one is never visible before an earlier one, so every id below the oldest kept one was written and
+ * deleted; with none kept, every id up to the head (read after the page, or before it: `head`) was.
+ */
+async function prunedThroughOf(db: Executor, recipientId: string, head: number | undefined): Promise<number> {
+  const oldest = await eventLog.oldestId(db, recipientId);
+  if (oldest !== undefined) return oldest - 1;
+  return head ?? (await eventLog.lastId(db, recipientId));
 }
 
 /**

@@ -60,11 +60,17 @@ const Output = Type.Object({
   cursor: Type.Integer(),
   has_more: Type.Boolean(),
   as_of: Type.String({ format: 'date-time' }),
+  pruned_through: Type.Optional(
+    Type.Integer({
+      description:
+        'Present only when records after since were deleted by retention: the last id no longer kept. events starts at the oldest kept record; state those records told of must be read afresh.',
+    }),
+  ),
 });
 
 const ERRORS_400 = { status: 400, description: 'since, types or limit out of range' };
 const DESCRIPTION =
-  'Page forward by passing the returned cursor as since while has_more is true. Ids increase by one per reader and never skip. With types, the cursor is the last id the read covered, records of other types included.';
+  'Page forward by passing the returned cursor as since while has_more is true. Ids increase by one per reader and never skip. With types, the cursor is the last id the read covered, records of other types included. A since older than the oldest kept record (retention deletes old ones) is answered from the oldest kept on, with pruned_through.';
 
 /** One page of the member's event log, as both the REST read and the tool answer it. */
 async function eventPage(

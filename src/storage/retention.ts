@@ -1,0 +1,143 @@
+import { type RawBuilder, sql } from 'kysely';
+import { onPostgres } from './engine/prepared.ts';
+import type { Executor } from './schema.ts';
+
+// The retention sweep's SQL: for each kind of record, the rows past their window, deleted a batch
+// at a time by primary key, each batch picked through an index on the time it is counted from
+// (migration retention-indexes), oldest first; and the sweep's lease (a row of settings), so one
+// instance sweeps at a time.
+
+export const RETENTION_KINDS = [
+  'activity',
+  'eventLog',
+  'deviceGrants',
+  'signInLinks',
+  'sessions',
+  'idempotency',
+  'feedback',
+  'highlights',
+  'bookings',
+  'tierRequests',
+  'revokedTokens',
+  'operatorAudit',
+] as const;
+
+export type RetentionKind = (typeof RETENTION_KINDS)[number];
+
+/** One table's rows of a kind: those whose `time` is before the cut-off and that match `only`. */
+interface Part {
+  table: string;
+  key: readonly string[];
+  time: string;
+  only?: RawBuilder<unknown>;
+}
+
+const PARTS: Record<RetentionKind, readonly Part[]> = {
+  activity: [{ table: 'activity', key: ['id'], time: 'at' }],
+  // Ids are never reused: event_log_heads keeps each reader's last id whatever is deleted here.
+  eventLog: [{ table: 'event_log', key: ['recipient_id', 'id'], time: 'at' }],
+  deviceGrants: [{ table: 'device_grants', key: ['id'], time: 'expires_at', only: sql`status <> 'pending'` }],
+  signInLinks: [{ table: 'sign_in_links', key: ['id_hash'], time: 'expires_at' }],
+  sessions: [{ table: 'sessions', key: ['id_hash'], time: 'expires_at' }],
+  idempotency: [{ table: 'idempotency', key: ['key_hash'], time: 'expires_at' }],
+  feedback: [{ table: 'feedback', key: ['ticket_id'], time: 'created_at', only: sql`status = 'resolved'` }],
+  highlights: [
+    { table: 'highlights', key: ['id'], time: 'decided_at', only: sql`status = 'rejected'` },
+    // Never moderated: the moderation window ended unanswered.
+    { table: 'highlights', key: ['id'], time: 'expires_at', only: sql`status = 'pending'` },
+  ],
+  bookings: [{ table: 'bookings', key: ['id'], time: 'end_at', only: sql`status <> 'queued'` }],
+  tierRequests: [{ table: 'tier_requests', key: ['id'], time: 'decided_at', only: sql`status <> 'pending'` }],
+  revokedTokens: [{ table: 'tokens', key: ['id'], time: 'revoked_at' }],
+  operatorAudit: [{ table: 'operator_audit', key: ['id'], time: 'at' }],
+};
+
+const LEASE_KEY = 'retention_sweep_lease';
+
+function due(part: Part, cutoff: number): RawBuilder<unknown> {
+  const before = sql`${sql.ref(part.time)} < ${cutoff}`;
+  return part.only ? sql`${before} and ${part.only}` : before;
+}
+
+function keyOf(part: Part): RawBuilder<unknown> {
+  const columns = sql.join(part.key.map((column) => sql.ref(column)));
+  return part.key.length === 1 ? columns : sql`(${columns})`;
+}
+
+export const retention = {
+  /**
+   * Deletes up to `limit` rows of the kind due at `cutoff`, oldest first: one statement whose inner
+   * select walks the time index, so a batch locks only the rows it deletes. How many it deleted.
+   */
+  async deleteBatch(executor: Executor, kind: RetentionKind, cutoff: number, limit: number): Promise<number> {
+    let deleted = 0;
+    for (const part of PARTS[kind]) {
+      if (deleted >= limit) break;
+      const table = sql.table(part.table);
+      // On PostgreSQL a row picked by the inner select may change before the delete reaches it (an
+      // expired story resubmitted): the outer condition is checked again on the row it locks. SQLite
+      // runs the statement under its one write lock, where nothing changes in between; there the
+      // outer condition is left out so the planner finds each row by its key.
+      const recheck = onPostgres(executor) ? sql` and ${due(part, cutoff)}` : sql``;
+      const result = await sql`delete from ${table} where ${keyOf(part)} in (select ${sql.join(
+        part.key.map((column) => sql.ref(column)),
+      )} from ${table} where ${due(part, cutoff)} order by ${sql.ref(part.time)} limit ${
+        limit - deleted
+      })${recheck}`.execute(executor);
+      deleted += Number(result.numAffectedRows ?? 0);
+    }
+    return deleted;
+  },
+
+  /** How many rows of the kind are due at `cutoff` (the dry run's count). */
+  async countDue(executor: Executor, kind: RetentionKind, cutoff: number): Promise<number> {
+    let total = 0;
+    for (const part of PARTS[kind]) {
+      const { rows } = await sql<{ n: number | string }>`select count(*) as n from ${sql.table(
+        part.table,
+      )} where ${due(part, cutoff)}`.execute(executor);
+      total += Number(rows[0]?.n ?? 0);
+    }
+    return total;
+  },
+
+  /**
+   * Takes the sweep's lease until `until` if the last holder's ended by `now`: one conditional
+   * update, which only one instance can win. The holder is known by its `until`.
+   */
+  async takeLease(executor: Executor, now: number, until: number): Promise<boolean> {
+    await executor
+      .insertInto('settings')
+      .values({ key: LEASE_KEY, value: '0' })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    const taken = await executor
+      .updateTable('settings')
+      .set({ value: String(until) })
+      .where('key', '=', LEASE_KEY)
+      .where(sql<number>`cast(value as bigint)`, '<=', now)
+      .executeTakeFirst();
+    return Number(taken.numUpdatedRows) === 1;
+  },
+
+  /** Moves the holder's lease from `held` to `until`; false when it is no longer held (it ran out). */
+  async renewLease(executor: Executor, held: number, until: number): Promise<boolean> {
+    const renewed = await executor
+      .updateTable('settings')
+      .set({ value: String(until) })
+      .where('key', '=', LEASE_KEY)
+      .where('value', '=', String(held))
+      .executeTakeFirst();
+    return Number(renewed.numUpdatedRows) === 1;
+  },
+
+  /** Ends the holder's lease at once, so the next sweep need not wait for it to run out. */
+  async releaseLease(executor: Executor, held: number): Promise<void> {
+    await executor
+      .updateTable('settings')
+      .set({ value: '0' })
+      .where('key', '=', LEASE_KEY)
+      .where('value', '=', String(held))
+      .execute();
+  },
+};
