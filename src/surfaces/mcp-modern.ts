@@ -35,6 +35,19 @@ const INVALID_PARAMS = -32602;
  */
 const LIST_TTL_MS = 600_000;
 
+/**
+ * The server capabilities whose methods this service does not offer, by method prefix. The revision
+ * answers a method behind a capability the server did not advertise with Method not found, not with
+ * that feature's own errors: a `resources/read` of any URI is -32601, never the "resource not found"
+ * -32602 a server with resources answers (docs/decisions.md, "Resource not found without resources").
+ */
+const UNOFFERED_CAPABILITIES: readonly [prefix: string, capability: string][] = [
+  ['resources/', 'resources'],
+  ['prompts/', 'prompts'],
+  ['completion/', 'completions'],
+  ['logging/', 'logging'],
+];
+
 const INSTRUCTIONS =
   'Tools act for a member of this community space. Public tools need no token; member tools need ' +
   'an OAuth bearer token (a 401 names the protected-resource metadata to start from). A sandbox ' +
@@ -294,7 +307,16 @@ export function modernMcpExchanges(
     if (own) return answerOf(id, await own);
     const other = await options.otherMethod?.(call);
     if (other) return other;
-    return answerOf(id, refused(404, METHOD_NOT_FOUND, `Method not found: ${call.method}`));
+    const unoffered = UNOFFERED_CAPABILITIES.find(([prefix]) => call.method.startsWith(prefix))?.[1];
+    return answerOf(
+      id,
+      refused(
+        404,
+        METHOD_NOT_FOUND,
+        `Method not found: ${call.method}`,
+        unoffered && { reason: `The server does not offer the ${unoffered} capability` },
+      ),
+    );
   }
 
   return async function modernExchangeOf(post: ModernPost): Promise<ModernAnswer> {
