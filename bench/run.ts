@@ -6,12 +6,14 @@
 // BENCH_ONLY=mcp runs only the MCP transport comparison (bench/mcp-transports.ts); BENCH_ONLY=signed
 // only the signed setup-check rows, beside the bearer call and its floor (bench/signed-requests.ts,
 // BENCH_SIGNED_ROUNDS interleaved rounds; the full run measures one); BENCH_ONLY=surfaces one
-// bearer read on REST, MCP and A2A (bench/surfaces.ts).
+// bearer read on REST, MCP and A2A (bench/surfaces.ts), then the upcoming-events list on REST and
+// on both MCP eras (bench/mcp-eras.ts).
 
 import { rmSync } from 'node:fs';
 import { systemClock } from '../src/clock.ts';
 import { createSession, SESSION_COOKIE } from '../src/domain/auth/sessions.ts';
 import { openDatabase } from '../src/storage/database.ts';
+import { mcpEraRounds, reportMcpEras } from './mcp-eras.ts';
 import { mcpTransportRounds, mcpTransportSummary } from './mcp-transports.ts';
 import { medianRound, memberReadScenarios, memberReadTargets, seedMemberReads } from './member-reads.ts';
 import { metricsRounds, metricsSummary, recordingNanos } from './metrics-cost.ts';
@@ -100,10 +102,14 @@ if (only === 'surfaces') {
   try {
     cli(['migrate'], env);
     const reader = mint(false, 'membership:read', 'membership');
+    const lister = mint(false, 'events:read_upcoming', 'upcoming');
+    await seedMemberReads(env.DATABASE_URL);
     const server = await startProcess(['bin/agent-commons.js', 'serve', '--no-seed'], env, '/healthz');
     const rounds = await surfaceRounds(server.url, server.child.pid!, reader.token);
+    const eras = await mcpEraRounds(server.url, server.child.pid!, lister.token);
     await server.stop();
     reportSurfaces(rounds);
+    reportMcpEras(eras);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -165,6 +171,7 @@ try {
   const { token } = mint(false);
   const { token: sandboxToken } = mint(true);
   const reader = mint(false, 'membership:read', 'membership');
+  const lister = mint(false, 'events:read_upcoming', 'upcoming');
   const cookie = await sessionCookie(reader.memberId);
   const signedTokens = await prepareSignedTokens(env);
   await seedMemberReads(env.DATABASE_URL);
@@ -239,6 +246,7 @@ try {
   rows.push(...membershipRows);
   // The MCP and A2A targets: each against the same operation's bearer REST row (bench/surfaces.ts).
   const surfaceComparison = await surfaceRounds(server.url, server.child.pid!, reader.token);
+  const eraComparison = await mcpEraRounds(server.url, server.child.pid!, lister.token);
   const memberReadRounds = await memberReadScenarios(server.url, server.child.pid!, {
     url: hello.url,
     pid: hello.child.pid!,
@@ -312,6 +320,7 @@ try {
       `durable highlight writes on PostgreSQL not measured: ${process.env.BENCH_PG === '0' ? 'BENCH_PG=0' : 'PostgreSQL does not answer at BENCH_POSTGRES_URL'}`,
     );
   reportSurfaces(surfaceComparison);
+  reportMcpEras(eraComparison);
   report(signed.flatMap((side) => side.rounds));
   console.log(signedSummary(signed));
   reportSetupCheckRounds(setupChecks);

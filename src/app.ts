@@ -8,6 +8,7 @@ import { registerCors } from './http/cors.ts';
 import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
 import { requestLogger } from './http/request-logger.ts';
+import { closeUnusedConnectionsWithIdle } from './http/unused-connections.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Deps } from './operations/services.ts';
 import type { Operation } from './operations/types.ts';
@@ -60,7 +61,8 @@ export interface AppOptions {
  * The HTTP server, with the request, head and keep-alive timeouts and the per-address connection cap
  * of `HTTP_*` (docs/configuration.md). node checks the two request timeouts every
  * `connectionsCheckingInterval`: a quarter of the shorter, at most a second, so a request is cut off
- * close to its bound rather than up to node's default 30 s later.
+ * close to its bound rather than up to node's default 30 s later. Closing it ends the connections
+ * that never sent a request as well as the idle ones (src/http/unused-connections.ts).
  */
 function httpServer(
   settings: Config['connections'],
@@ -78,6 +80,7 @@ function httpServer(
     listener,
   );
   capConnectionsPerAddress(server, settings.maxPerAddress, trust);
+  closeUnusedConnectionsWithIdle(server);
   return server;
 }
 

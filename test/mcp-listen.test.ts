@@ -45,17 +45,28 @@ interface Listening {
   body?: any;
 }
 
-async function listen(t: TestApp, message: unknown, token?: string, headers: Record<string, string> = {}) {
+/** A listen POST with the headers the revision asks for; `headers` overrides them (undefined drops one). */
+async function listen(
+  t: TestApp,
+  message: unknown,
+  token?: string,
+  headers: Record<string, string | undefined> = {},
+) {
   const controller = new AbortController();
+  const all: Record<string, string | undefined> = {
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-protocol-version': VERSION,
+    'mcp-method': 'subscriptions/listen',
+    ...(token && { authorization: `Bearer ${token}` }),
+    ...headers,
+  };
   const response = await fetch(`${t.baseUrl}/api/mcp`, {
     method: 'POST',
-    headers: {
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': VERSION,
-      ...(token && { authorization: `Bearer ${token}` }),
-      ...headers,
-    },
+    headers: Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as Record<
+      string,
+      string
+    >,
     body: JSON.stringify(message),
     signal: controller.signal,
   });
@@ -250,6 +261,32 @@ for (const engine of engines) {
       const stream = await listen(t, listenBody(5, {}), token, { 'mcp-protocol-version': '2025-11-25' });
       assert.equal(stream.status, 400);
       assert.equal(stream.body.error.code, -32020);
+    });
+
+    test('the headers are checked against the body as on every modern request, before the token', async () => {
+      const { token } = await reader();
+      const refusals: [Record<string, string | undefined>, number, RegExp][] = [
+        [{ 'mcp-method': undefined }, -32020, /Mcp-Method header is required/],
+        [{ 'mcp-method': 'tools/list' }, -32020, /Mcp-Method header value 'tools\/list' does not match/],
+        [{ 'mcp-protocol-version': undefined }, -32020, /MCP-Protocol-Version header is required/],
+      ];
+      for (const [headers, code, message] of refusals) {
+        for (const bearer of [token, undefined]) {
+          const stream = await listen(t, listenBody(6, {}), bearer, headers);
+          assert.equal(stream.status, 400, JSON.stringify(headers));
+          assert.equal(stream.body.error.code, code);
+          assert.match(stream.body.error.message, message);
+          assert.equal(stream.body.id, 6);
+        }
+      }
+      // A revision this service does not serve, named alike in header and body.
+      const later = listenBody(8, {});
+      (later.params._meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] =
+        '2099-01-01';
+      const unsupported = await listen(t, later, token, { 'mcp-protocol-version': '2099-01-01' });
+      assert.equal(unsupported.status, 400);
+      assert.equal(unsupported.body.error.code, -32022);
+      assert.deepEqual(unsupported.body.error.data, { supported: [VERSION], requested: '2099-01-01' });
     });
 
     test('a record appended through another instance on the same database arrives', async () => {

@@ -203,6 +203,42 @@ describe('MCP 2026-07-28 beside 2025-11-25', () => {
     assert.equal(withSession.headers.get('mcp-session-id'), null);
   });
 
+  test('no resources capability: a resources/read of any URI is Method not found on both eras, never an empty contents', async () => {
+    const uri = 'test://nonexistent-resource';
+    const modern = await post({
+      method: 'resources/read',
+      params: { _meta: envelope(), uri },
+      headers: { 'mcp-name': uri },
+      id: 5,
+    });
+    assert.equal(modern.status, 404);
+    assert.deepEqual(modern.body, {
+      jsonrpc: '2.0',
+      id: 5,
+      error: {
+        code: -32601,
+        message: 'Method not found: resources/read',
+        data: { reason: 'The server does not offer the resources capability' },
+      },
+    });
+    const discovered = await post({ method: 'server/discover' });
+    assert.equal(discovered.body.result.capabilities.resources, undefined);
+    // The 2025 era (the SDK's server, which registers no resource handlers) says the same.
+    const legacy = await fetch(`${t.baseUrl}/api/mcp`, {
+      method: 'POST',
+      headers: {
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'resources/read', params: { uri } }),
+    });
+    const answer = await legacy.json();
+    assert.equal(answer.id, 6);
+    assert.equal(answer.error.code, -32601);
+    assert.equal(answer.result, undefined);
+  });
+
   test('a member tool without a token: 401 with the challenge, the result in-band', async () => {
     const { status, headers, body } = await post({
       method: 'tools/call',

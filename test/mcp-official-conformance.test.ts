@@ -19,6 +19,10 @@ const NO_PROMPTS = 'the service offers no prompts (no prompts capability)';
 const NO_RESOURCES =
   'the service offers no resources (no resources capability): resources/* is Method not found';
 const NO_COMPLETIONS = 'the service offers no completions (no completions capability)';
+/** SEP-2164 (2026-07-28 on; not run at 2025-11-25, whose code was -32002) presumes the capability. */
+const NO_RESOURCE_TO_MISS =
+  "the resources capability is not advertised, so the revision's MethodNotFoundError applies " +
+  '(-32601, 404), not its -32602 "resource not found" (docs/decisions.md, "Resource not found without resources")';
 
 /** A scenario (all its checks) or `scenario/check`, with the reason it does not apply. */
 const NOT_APPLICABLE: Record<string, Record<string, string>> = {
@@ -30,8 +34,8 @@ const NOT_APPLICABLE: Record<string, Record<string, string>> = {
     'caching/sep-2549-prompts-list-caching-hints': NO_PROMPTS,
     'caching/sep-2549-resources-list-caching-hints': NO_RESOURCES,
     'caching/sep-2549-resources-templates-list-caching-hints': NO_RESOURCES,
-    'sep-2164-resource-not-found/sep-2164-error-code': NO_RESOURCES,
-    'sep-2164-resource-not-found/sep-2164-data-uri': NO_RESOURCES,
+    'sep-2164-resource-not-found/sep-2164-error-code': NO_RESOURCE_TO_MISS,
+    'sep-2164-resource-not-found/sep-2164-data-uri': NO_RESOURCE_TO_MISS,
     'http-header-validation/sep-2243-server-accepts-whitespace-header-value':
       'calls the first listed tool without a token, a member tool here (401); test/mcp-modern.test.ts checks the whitespace rule on a public tool',
     'http-custom-header-server-validation':

@@ -23,6 +23,7 @@ import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
 import { isDraining, onDraining } from './health.ts';
 import { scopeChallengeFor } from './mcp-credentials.ts';
+import { envelopeRefusal } from './mcp-envelope.ts';
 import { callRequestFrom, JSON_TYPE } from './rest.ts';
 
 export const LISTEN_METHOD = 'subscriptions/listen';
@@ -216,6 +217,10 @@ export function mcpListen(app: FastifyInstance, deps: Deps, operations: readonly
           `Invalid params: _meta must carry ${PROTOCOL_VERSION} and ${CLIENT_CAPABILITIES}`,
         ),
       );
+    // The headers against the body, then the version, as for every other modern request.
+    const mismatch = envelopeRefusal(request.headers, LISTEN_METHOD, params, meta[PROTOCOL_VERSION]);
+    if (mismatch)
+      return refuse(reply, mismatch.status, rpcError(id, mismatch.code, mismatch.message, mismatch.data));
     if (!isObject(params.notifications))
       return refuse(reply, 400, rpcError(id, -32602, 'Invalid params: notifications is required'));
     const filter = eventFilterOf(params.notifications);

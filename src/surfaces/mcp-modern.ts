@@ -8,13 +8,12 @@ import { readJson } from '../http/json-body.ts';
 import { API_VERSION } from '../operations/api-version.ts';
 import type { Deps } from '../operations/services.ts';
 import type { Operation } from '../operations/types.ts';
+import { envelopeRefusal, MODERN_PROTOCOL_VERSIONS, trimmed } from './mcp-envelope.ts';
 import { type Exchange, finishExchange, header, originRefusal, runToolCall } from './mcp-exchange.ts';
 import { LISTEN_CAPABILITIES } from './mcp-listen.ts';
 import { describeTool, type ToolOperation } from './mcp-tools.ts';
 import { type HttpRequestView, JSON_TYPE, type WholeAnswer } from './rest.ts';
 
-/** The modern revisions served, newest first; 2025-era versions are negotiated by initialize. */
-export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
 /** Revision identifiers are ISO dates: from this one on, a version is of the modern era. */
 const FIRST_MODERN_VERSION = '2026-07-28';
 
@@ -28,8 +27,6 @@ const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const METHOD_NOT_FOUND = -32601;
 const INVALID_PARAMS = -32602;
-const HEADER_MISMATCH = -32020;
-const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /**
  * How long a client may keep discovery and the tool list fresh (the revision's caching hints). Both
@@ -38,12 +35,18 @@ const UNSUPPORTED_PROTOCOL_VERSION = -32022;
  */
 const LIST_TTL_MS = 600_000;
 
-/** The method whose body field the Mcp-Name header mirrors. */
-const NAME_SOURCE: Record<string, 'name' | 'uri'> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-};
+/**
+ * The server capabilities whose methods this service does not offer, by method prefix. The revision
+ * answers a method behind a capability the server did not advertise with Method not found, not with
+ * that feature's own errors: a `resources/read` of any URI is -32601, never the "resource not found"
+ * -32602 a server with resources answers (docs/decisions.md, "Resource not found without resources").
+ */
+const UNOFFERED_CAPABILITIES: readonly [prefix: string, capability: string][] = [
+  ['resources/', 'resources'],
+  ['prompts/', 'prompts'],
+  ['completion/', 'completions'],
+  ['logging/', 'logging'],
+];
 
 const INSTRUCTIONS =
   'Tools act for a member of this community space. Public tools need no token; member tools need ' +
@@ -56,27 +59,6 @@ function isModernVersion(version: string): boolean {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-const isOws = (code: number) => code === 0x20 || code === 0x09;
-
-/** RFC 9110 optional whitespace around a field value is not part of it. */
-function trimmed(value: string | undefined): string | undefined {
-  if (value === undefined || value === '') return value;
-  if (!isOws(value.charCodeAt(0)) && !isOws(value.charCodeAt(value.length - 1))) return value;
-  return value.replace(/^[ \t]+|[ \t]+$/g, '');
-}
-
-/** The Base64 sentinel (`=?base64?…?=`) decoded; undefined when it is not canonical Base64 of UTF-8. */
-function decodedHeaderValue(value: string): string | undefined {
-  if (!value.startsWith('=?base64?') || !value.endsWith('?=')) return value;
-  const encoded = value.slice(9, -2);
-  if (encoded.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(encoded)) return undefined;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(encoded, 'base64'));
-  } catch {
-    return undefined;
-  }
 }
 
 /** A POST of the modern era, with its body parsed when the era was told from it. */
@@ -143,10 +125,6 @@ type Outcome = { result: Record<string, unknown> } | { error: RpcError; status: 
 
 function refused(status: number, code: number, message: string, data?: unknown): Outcome {
   return { status, error: { code, message, ...(data !== undefined && { data }) } };
-}
-
-function headerMismatch(message: string): Outcome {
-  return refused(400, HEADER_MISMATCH, `Header mismatch: ${message}`);
 }
 
 export interface ModernOptions {
@@ -221,39 +199,14 @@ export function modernMcpExchanges(
       )
     )
       return refused(400, INVALID_PARAMS, `Invalid params: ${CLIENT_INFO_KEY} needs a name and a version`);
-    const versionHeader = trimmed(header(request, 'mcp-protocol-version'));
-    if (versionHeader === undefined) return headerMismatch('the MCP-Protocol-Version header is required');
-    if (versionHeader !== protocolVersion)
-      return headerMismatch(
-        `MCP-Protocol-Version header value '${versionHeader}' does not match body value '${protocolVersion}'`,
-      );
-    const methodHeader = trimmed(header(request, 'mcp-method'));
-    if (methodHeader === undefined) return headerMismatch('the Mcp-Method header is required');
-    if (methodHeader !== method)
-      return headerMismatch(
-        `Mcp-Method header value '${methodHeader}' does not match body value '${method}'`,
-      );
-    const source = NAME_SOURCE[method as string];
-    const bodyName = source ? params[source] : undefined;
-    if (typeof bodyName === 'string') {
-      const nameHeader = trimmed(header(request, 'mcp-name'));
-      if (nameHeader === undefined) return headerMismatch('the Mcp-Name header is required');
-      const decoded = decodedHeaderValue(nameHeader);
-      if (decoded === undefined) return headerMismatch('the Mcp-Name header is not valid Base64 of UTF-8');
-      if (decoded !== bodyName)
-        return headerMismatch(`Mcp-Name header value '${decoded}' does not match body value '${bodyName}'`);
-    }
-    if (!MODERN_PROTOCOL_VERSIONS.includes(protocolVersion as string))
-      return refused(400, UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', {
-        supported: MODERN_PROTOCOL_VERSIONS,
-        requested: protocolVersion,
-      });
+    const refusal = envelopeRefusal(request.headers, method as string, params, protocolVersion);
+    if (refusal) return refused(refusal.status, refusal.code, refusal.message, refusal.data);
     return {
       request,
       id: id as string | number,
       method: method as string,
       params,
-      protocolVersion: protocolVersion as string,
+      protocolVersion,
       clientCapabilities: capabilities as Record<string, unknown>,
       ...(clientInfo !== undefined && { clientInfo: clientInfo as ModernCall['clientInfo'] }),
       exchange: { ranTool: false, headers: {} },
@@ -354,7 +307,16 @@ export function modernMcpExchanges(
     if (own) return answerOf(id, await own);
     const other = await options.otherMethod?.(call);
     if (other) return other;
-    return answerOf(id, refused(404, METHOD_NOT_FOUND, `Method not found: ${call.method}`));
+    const unoffered = UNOFFERED_CAPABILITIES.find(([prefix]) => call.method.startsWith(prefix))?.[1];
+    return answerOf(
+      id,
+      refused(
+        404,
+        METHOD_NOT_FOUND,
+        `Method not found: ${call.method}`,
+        unoffered && { reason: `The server does not offer the ${unoffered} capability` },
+      ),
+    );
   }
 
   return async function modernExchangeOf(post: ModernPost): Promise<ModernAnswer> {

@@ -6,8 +6,8 @@ import { API_VERSION } from '../operations/api-version.ts';
 import { defaultPolicies } from '../operations/pipeline/charge.ts';
 import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation, type RestOperation } from '../operations/types.ts';
+import { MODERN_PROTOCOL_VERSIONS } from './mcp-envelope.ts';
 import { mcpCurlExample } from './mcp-example.ts';
-import { MODERN_PROTOCOL_VERSIONS } from './mcp-modern.ts';
 import {
   MCP_DESCRIPTION,
   mcpRemote,
