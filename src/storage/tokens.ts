@@ -1,4 +1,4 @@
-import { arg, prepare } from './engine/prepared.ts';
+import { arg, onPostgres, prepare } from './engine/prepared.ts';
 import type { Executor, TokensTable } from './schema.ts';
 
 // Agent tokens (table tokens): only a token's SHA-256 is stored, with its scopes, when it was last
@@ -61,6 +61,26 @@ export const tokens = {
     await executor.updateTable('tokens').set({ last_used_at: now }).where('id', '=', id).execute();
   },
 
+  /**
+   * Records a use at `now` when the token's last one already falls on or after `since` (the same
+   * day): false when it does not (never used, or last used before), which the caller counts.
+   */
+  async touchSince(executor: Executor, id: string, now: number, since: number): Promise<boolean> {
+    const updated = await executor
+      .updateTable('tokens')
+      .set({ last_used_at: now })
+      .where('id', '=', id)
+      .where('last_used_at', '>=', since)
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows) > 0;
+  },
+
+  /** The token's last use and revocation, its row locked until the transaction ends (PostgreSQL). */
+  lastUseForUpdate(executor: Executor, id: string) {
+    const query = executor.selectFrom('tokens').select(['last_used_at', 'revoked_at']).where('id', '=', id);
+    return (onPostgres(executor) ? query.forUpdate() : query).executeTakeFirst();
+  },
+
   /** Marks the token revoked at `now` unless it is already; false when it was (or there is none). */
   async revoke(executor: Executor, id: string, now: number): Promise<boolean> {
     const updated = await executor
@@ -72,11 +92,11 @@ export const tokens = {
     return Number(updated.numUpdatedRows) > 0;
   },
 
-  /** The token's display prefix and its member. */
+  /** The token's display prefix and its member, and what the dashboard's tallies count it by. */
   ownerOf(executor: Executor, id: string) {
     return executor
       .selectFrom('tokens')
-      .select(['prefix', 'member_id'])
+      .select(['prefix', 'member_id', 'sandbox', 'last_used_at'])
       .where('id', '=', id)
       .executeTakeFirst();
   },
