@@ -12,6 +12,7 @@ import { feedback } from '../../src/storage/feedback.ts';
 import { highlights } from '../../src/storage/highlights.ts';
 import { migrateToLatest } from '../../src/storage/migrations.ts';
 import type { Db } from '../../src/storage/schema.ts';
+import { activityDays, TALLY, tallies } from '../../src/storage/rollups.ts';
 import { tierRequests } from '../../src/storage/tier-requests.ts';
 import { engines, freshDatabase, type TestDatabase, testPool } from '../support/databases.ts';
 
@@ -30,6 +31,8 @@ const READS: [string, (db: Db) => Promise<unknown>][] = [
   ['event proposals queue', (db) => eventRequests.page(db, 'pending', { limit: 50, after: AFTER }, 'asc')],
   ['every event proposal', (db) => eventRequests.page(db, undefined, { limit: 50 }, 'desc')],
   ['event log of one type', (db) => eventLog.after(db, 'm1', 10, 51, ['tier_approved'], 1000)],
+  ['calls per day, surface and operation (landing page)', (db) => activityDays.since(db, 20_000)],
+  ['token tallies (landing page)', (db) => tallies.read(db, [TALLY.live, TALLY.lastUsed(20_000)])],
 ];
 
 for (const engine of engines) {
