@@ -19,6 +19,7 @@ import { eventLogTypes } from './migrations/0016-event-log-types.ts';
 import { queueIndexes } from './migrations/0017-queue-indexes.ts';
 import { activityTargets } from './migrations/0018-activity-targets.ts';
 import { dashboardRollups } from './migrations/0019-dashboard-rollups.ts';
+import { listIndexes } from './migrations/0020-list-indexes.ts';
 
 /**
  * Every migration in the order it runs, keyed by the name Kysely records for it in
@@ -49,6 +50,7 @@ export const MIGRATIONS: readonly (readonly [recordedName: string, migration: Mi
   ['0018_queue_indexes', queueIndexes],
   ['0019_activity_targets', activityTargets],
   ['0020_dashboard_rollups', dashboardRollups],
+  ['0021_list_indexes', listIndexes],
 ];
 
 const migrations: Record<string, Migration> = Object.fromEntries(MIGRATIONS);

@@ -1,4 +1,5 @@
 import { arg, onPostgres, prepare } from './engine/prepared.ts';
+import { type Page, type PageRequest, pageOf } from './paging.ts';
 import type { Executor, TokensTable } from './schema.ts';
 
 // Agent tokens (table tokens): only a token's SHA-256 is stored, with its scopes, when it was last
@@ -108,6 +109,28 @@ export const tokens = {
     return query.execute();
   },
 
+  /**
+   * One page of a member's tokens, newest first (ties by id): a range of the index
+   * (member_id, created_at, id), whatever the page.
+   */
+  page(executor: Executor, memberId: string, page: PageRequest): Promise<Page<TokensTable>> {
+    return pageOf(
+      executor.selectFrom('tokens').selectAll().where('member_id', '=', memberId),
+      { time: 'created_at', id: 'id', direction: 'desc' },
+      page,
+    );
+  },
+
+  /** The member's token with this display prefix (the prefix is unique to its token, near enough). */
+  byPrefix(executor: Executor, memberId: string, prefix: string): Promise<TokensTable | undefined> {
+    return executor
+      .selectFrom('tokens')
+      .selectAll()
+      .where('member_id', '=', memberId)
+      .where('prefix', '=', prefix)
+      .executeTakeFirst();
+  },
+
   /** The member's token with this id, with its revocation and signing columns. */
   signingState(executor: Executor, memberId: string, id: string) {
     return executor
@@ -118,9 +141,11 @@ export const tokens = {
       .executeTakeFirst();
   },
 
-  /** The same columns for each of the member's tokens. */
-  signingStates(executor: Executor, memberId: string) {
-    return executor.selectFrom('tokens').select(SIGNING_COLUMNS).where('member_id', '=', memberId).execute();
+  /** The same columns for each of the member's tokens, or only those with these ids. */
+  signingStates(executor: Executor, memberId: string, ids?: readonly string[]) {
+    let query = executor.selectFrom('tokens').select(SIGNING_COLUMNS).where('member_id', '=', memberId);
+    if (ids) query = query.where('id', 'in', ids.length ? [...ids] : ['']);
+    return query.execute();
   },
 
   /** Binds the key to the token unless one is bound already; false when one was. */

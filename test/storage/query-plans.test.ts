@@ -8,12 +8,15 @@ import SQLite from 'better-sqlite3';
 import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { eventLog } from '../../src/storage/event-log.ts';
 import { eventRequests } from '../../src/storage/event-requests.ts';
+import { events } from '../../src/storage/events.ts';
 import { feedback } from '../../src/storage/feedback.ts';
 import { highlights } from '../../src/storage/highlights.ts';
+import { members } from '../../src/storage/members.ts';
 import { migrateToLatest } from '../../src/storage/migrations.ts';
-import type { Db } from '../../src/storage/schema.ts';
 import { activityDays, TALLY, tallies } from '../../src/storage/rollups.ts';
+import type { Db } from '../../src/storage/schema.ts';
 import { tierRequests } from '../../src/storage/tier-requests.ts';
+import { tokens } from '../../src/storage/tokens.ts';
 import { engines, freshDatabase, type TestDatabase, testPool } from '../support/databases.ts';
 
 const AFTER = { at: 1_700_000_000_000, id: 'x' };
@@ -32,6 +35,15 @@ const READS: [string, (db: Db) => Promise<unknown>][] = [
   ['every event proposal', (db) => eventRequests.page(db, undefined, { limit: 50 }, 'desc')],
   ['event log of one type', (db) => eventLog.after(db, 'm1', 10, 51, ['tier_approved'], 1000)],
   ['calls per day, surface and operation (landing page)', (db) => activityDays.since(db, 20_000)],
+  ['members, oldest first (operator list)', (db) => members.page(db, { limit: 50 })],
+  ['members, later page', (db) => members.page(db, { limit: 50, after: AFTER })],
+  [
+    "a member's tokens, later page (agent console)",
+    (db) => tokens.page(db, 'm1', { limit: 50, after: AFTER }),
+  ],
+  ['events under way (upcoming)', (db) => events.startedQuery(db, AFTER.at).execute()],
+  ['events starting from now (upcoming)', (db) => events.startingQuery(db, AFTER.at, 20).execute()],
+  ['upcoming events counted', (db) => events.countUpcoming(db, AFTER.at)],
   ['token tallies (landing page)', (db) => tallies.read(db, [TALLY.live, TALLY.lastUsed(20_000)])],
 ];
 

@@ -1,6 +1,7 @@
 import { MS } from '../../clock.ts';
 import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix } from '../../secrets.ts';
 import type { InvalidatingCache } from '../../storage/engine/invalidating-cache.ts';
+import type { Page, PageRequest } from '../../storage/paging.ts';
 import { dayOf, TALLY, tallies, tokenHolders } from '../../storage/rollups.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
 import { tokens } from '../../storage/tokens.ts';
@@ -223,6 +224,26 @@ export async function revokeToken(
   });
 }
 
+/** Every token, or one member's, newest first (the CLI's list). */
 export async function listTokens(db: Executor, memberId?: string): Promise<TokensTable[]> {
   return tokens.newestFirst(db, memberId);
+}
+
+/** One page of the member's tokens, newest first. */
+export function pageTokens(db: Executor, memberId: string, page: PageRequest): Promise<Page<TokensTable>> {
+  return tokens.page(db, memberId, page);
+}
+
+/** The member's token with this display prefix, or undefined. */
+export function tokenByPrefix(
+  db: Executor,
+  memberId: string,
+  prefix: string,
+): Promise<TokensTable | undefined> {
+  return tokens.byPrefix(db, memberId, prefix);
+}
+
+/** Whether the member holds the token with this id. */
+export async function holdsToken(db: Executor, memberId: string, tokenId: string): Promise<boolean> {
+  return (await tokens.ownerOf(db, tokenId))?.member_id === memberId;
 }
