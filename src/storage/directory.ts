@@ -72,9 +72,12 @@ export const directory = {
 
   /** The statement listedByName() runs (tests read its plan). */
   listedQuery(executor: Executor, limit: number, after?: { name: string; id: string }) {
+    // A CROSS JOIN: the embedded engine then keeps members as the outer loop, walked in the order of
+    // members_name, rather than scanning the profiles and sorting (PostgreSQL plans it as a join).
     let query = executor
       .selectFrom('members')
-      .innerJoin('member_profiles', 'member_profiles.member_id', 'members.id')
+      .crossJoin('member_profiles')
+      .whereRef('member_profiles.member_id', '=', 'members.id')
       .select(['members.id', 'members.name'])
       .where('member_profiles.visibility', '=', 'members');
     if (after)

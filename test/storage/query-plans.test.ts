@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { directory } from '../../src/storage/directory.ts';
 import { eventLog } from '../../src/storage/event-log.ts';
 import { eventRequests } from '../../src/storage/event-requests.ts';
 import { events } from '../../src/storage/events.ts';
@@ -44,6 +45,10 @@ const READS: [string, (db: Db) => Promise<unknown>][] = [
   ['events under way (upcoming)', (db) => events.startedQuery(db, AFTER.at).execute()],
   ['events starting from now (upcoming)', (db) => events.startingQuery(db, AFTER.at, 20).execute()],
   ['upcoming events counted', (db) => events.countUpcoming(db, AFTER.at)],
+  [
+    'listed members by name, later page (directory)',
+    (db) => directory.listedByName(db, 20, { name: 'M', id: 'x' }),
+  ],
   ['token tallies (landing page)', (db) => tallies.read(db, [TALLY.live, TALLY.lastUsed(20_000)])],
 ];
 
@@ -52,6 +57,8 @@ for (const engine of engines) {
     let target: TestDatabase;
     let db: Kysely<any>;
     let explain: (query: CompiledQuery) => Promise<string[]>;
+    /** PostgreSQL's plan with sequential scans priced out only (a GIN index is read by bitmap scans). */
+    let explainRanked: (query: CompiledQuery) => Promise<string[]>;
     let caught: CompiledQuery | undefined;
     const log = (event: { level: string; query: CompiledQuery }) => {
       caught = event.query;
@@ -83,12 +90,39 @@ for (const engine of engines) {
             client.release();
           }
         };
+        explainRanked = async ({ sql, parameters }) => {
+          const client = await pool.connect();
+          try {
+            await client.query('SET enable_seqscan = off');
+            const plan = await client.query(`EXPLAIN ${sql}`, parameters as unknown[]);
+            return plan.rows.map((row) => String(row['QUERY PLAN']));
+          } finally {
+            await client.query('RESET enable_seqscan');
+            client.release();
+          }
+        };
       }
       await migrateToLatest(db);
     });
     after(async () => {
       await db?.destroy();
       await target?.drop();
+    });
+
+    // The search ranks a bounded set: the full-text index finds the matches (a bitmap scan of the
+    // GIN index is its only way) and a Limit stops at the candidates before ts_rank sorts them.
+    test('directory search ranks only its candidates (PostgreSQL)', {
+      skip: engine.name !== 'postgres',
+    }, async () => {
+      const query = directory.matchingOnPostgres(['ada'], 20, 0, 500).compile(db as unknown as Db);
+      const plan = await explainRanked(query);
+      const text = plan.join('\n');
+      assert.match(text, /member_profiles_fts/, text);
+      assert.doesNotMatch(text, /Seq Scan/, text);
+      assert.ok(
+        plan.filter((line) => /Limit/.test(line)).length >= 2,
+        `a Limit under the ranking sort\n${text}`,
+      );
     });
 
     for (const [name, read] of READS)

@@ -5,6 +5,7 @@ import {
   encodeDirectoryCursor,
   searchDirectory,
 } from '../../domain/members/directory.ts';
+import { MATCH_CANDIDATES } from '../../storage/directory.ts';
 import { strictObject } from '../schemas.ts';
 import type { Deps } from '../services.ts';
 import { defineOperation } from '../types.ts';
@@ -58,8 +59,7 @@ export const searchMemberDirectory = defineOperation<typeof Input.static, typeof
   path: '/api/directory/search',
   tag: 'directory',
   summary: 'Search the member directory',
-  description:
-    'Full-text search over the profiles members chose to list (name, handle, bio, skills, projects), best match first (an empty q lists them by name). Paged with next_cursor: a search pages through its best 500 matches. Hidden members never appear. Callers on tier core or above also see the email of members who show it; operators also see each member’s tier.',
+  description: `Full-text search over the profiles members chose to list (name, handle, bio, skills, projects), best match first (an empty q lists them by name). Paged with next_cursor: a search pages through its best ${MATCH_CANDIDATES} matches. Hidden members never appear. Callers on tier core or above also see the email of members who show it; operators also see each member’s tier.`,
   mcpTool: 'ic_directory_search',
   credential: 'bearer',
   scope: 'directory:search',
