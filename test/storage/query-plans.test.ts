@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { backlogs } from '../../src/storage/backlogs.ts';
 import { directory } from '../../src/storage/directory.ts';
 import { eventLog } from '../../src/storage/event-log.ts';
 import { eventRequests } from '../../src/storage/event-requests.ts';
@@ -49,6 +50,12 @@ const READS: [string, (db: Db) => Promise<unknown>][] = [
     'listed members by name, later page (directory)',
     (db) => directory.listedByName(db, 20, { name: 'M', id: 'x' }),
   ],
+  ...(['tier_requests', 'highlights', 'event_requests', 'feedback', 'rsvps', 'bookings'] as const).map(
+    (queue): [string, (db: Db) => Promise<unknown>] => [
+      `${queue} backlog (landing page)`,
+      (db) => backlogs.of(db, queue, AFTER.at),
+    ],
+  ),
   ['token tallies (landing page)', (db) => tallies.read(db, [TALLY.live, TALLY.lastUsed(20_000)])],
 ];
 

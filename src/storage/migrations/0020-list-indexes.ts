@@ -6,7 +6,8 @@ import type { Migration } from 'kysely/migration';
  * size: the members oldest first and by name (the operator's list, the directory), a member's
  * tokens newest first (the agent console), and the upcoming events: those starting from now by
  * start, and those already started but not ended by their end (`coalesce(end_at, start_at)`, the
- * expression the read filters on; start_at beside it so the filter needs no row).
+ * expression the read filters on; start_at beside it so the filter needs no row); and the queues
+ * the workers empty (bookings, RSVP deliveries) by status and arrival, which the landing page counts.
  */
 export const listIndexes: Migration = {
   async up(db: Kysely<any>) {
@@ -15,6 +16,9 @@ export const listIndexes: Migration = {
       ['members_name', 'members', ['name', 'id']],
       ['tokens_member_created', 'tokens', ['member_id', 'created_at', 'id']],
       ['events_start_id', 'events', ['start_at', 'id']],
+      // The landing page's backlog counts: the waiting rows and the oldest among them, from the index.
+      ['bookings_status_created', 'bookings', ['status', 'created_at']],
+      ['rsvps_status_created', 'rsvps', ['status', 'created_at']],
     ];
     for (const [name, table, columns] of indexes)
       await db.schema.createIndex(name).on(table).columns(columns).execute();
