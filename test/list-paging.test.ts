@@ -5,7 +5,9 @@ import { after, before, describe, test } from 'node:test';
 import type { Member } from '../src/domain/members/members.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 import { type Browser, signInThroughOutbox } from './support/browser.ts';
+import { launchChromium, skipWithoutChromium } from './support/chromium.ts';
 import { engines } from './support/databases.ts';
+import { contextFor, violations, WIDTHS } from './support/pages-in-chromium.ts';
 
 const MEMBERS = 120;
 const TOKENS = 75;
@@ -53,6 +55,35 @@ for (const engine of engines) {
       minted.push(...rows.map((row) => row.id));
     });
     after(() => t?.close());
+
+    test('in Chromium, the paged lists follow their Next page link, axe-clean at phone and desktop width', {
+      skip: skipWithoutChromium || engine.name !== 'sqlite',
+    }, async () => {
+      const chromium = await launchChromium();
+      try {
+        for (const [viewer, path, rows] of [
+          [operator, '/operator/members', 'tbody tr'],
+          [holder, '/agent-console', 'article.card[id^="token-"]'],
+        ] as const) {
+          const context = await contextFor(t, (options) => chromium.newContext(options), viewer);
+          const page = await context.newPage();
+          await page.goto(t.baseUrl + path);
+          assert.equal(await page.locator(rows).count(), 50, path);
+          for (const size of Object.values(WIDTHS)) {
+            await page.setViewportSize(size);
+            assert.deepEqual(await violations(page), [], `${path} at ${size.width} px`);
+          }
+          await page.getByRole('link', { name: 'Next page' }).click();
+          await page.waitForURL(/cursor=/);
+          assert.ok((await page.locator(rows).count()) > 0, `${path}, second page`);
+          assert.equal(await page.getByRole('link', { name: 'First page' }).count(), 1);
+          assert.deepEqual(await violations(page), [], `${path}, second page`);
+          await context.close();
+        }
+      } finally {
+        await chromium.close();
+      }
+    });
 
     test('/operator/members walks every member once, oldest first, 50 to a page', async () => {
       const browser = await signInThroughOutbox(t, operator.email);
