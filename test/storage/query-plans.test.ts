@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { backlogs } from '../../src/storage/backlogs.ts';
+import { bookings } from '../../src/storage/bookings.ts';
 import { directory } from '../../src/storage/directory.ts';
 import { eventLog } from '../../src/storage/event-log.ts';
 import { eventRequests } from '../../src/storage/event-requests.ts';
@@ -56,6 +57,7 @@ const READS: [string, (db: Db) => Promise<unknown>][] = [
       (db) => backlogs.of(db, queue, AFTER.at),
     ],
   ),
+  ["a member's bookings, later page", (db) => bookings.pageOfMember(db, 'm1', { limit: 50, after: AFTER })],
   ['token tallies (landing page)', (db) => tallies.read(db, [TALLY.live, TALLY.lastUsed(20_000)])],
 ];
 
