@@ -58,6 +58,7 @@ for (const engine of engines) {
         ok: true,
         query: 'compil',
         count: 1,
+        next_cursor: null,
         results: [
           {
             handle: compilers.body.results[0].handle,
@@ -113,6 +114,44 @@ for (const engine of engines) {
       assert.equal((await search(token, `q=${'x'.repeat(201)}`)).status, 400);
       assert.equal((await search(token, 'limit=0')).status, 400);
       assert.equal((await search(token, 'limit=1&q=engine')).body.count, 1);
+    });
+
+    test('pages chain by next_cursor, the list by name and a search by rank: none lost or repeated', async () => {
+      const token = await caller('resident');
+      for (let i = 0; i < 7; i++) {
+        const member = await t.member('member', `Pager ${i % 3}`);
+        await saveProfile(t.deps, member.id, {
+          visibility: 'members',
+          bio: 'pagination sample',
+          skills: 'paging',
+          projects: '',
+          showEmail: false,
+        });
+      }
+      for (const q of ['', 'q=paging']) {
+        const whole = (await search(token, `${q}&limit=50`)).body;
+        assert.equal(whole.next_cursor, null);
+        const walked: string[] = [];
+        let cursor: string | null = null;
+        for (let round = 0; round < 20; round++) {
+          const page = await search(token, `${q}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+          assert.equal(page.status, 200);
+          assert.ok(page.body.count <= 3);
+          walked.push(...page.body.results.map((entry: { handle: string }) => entry.handle));
+          cursor = page.body.next_cursor;
+          if (!cursor) break;
+        }
+        assert.deepEqual(
+          walked,
+          whole.results.map((entry: { handle: string }) => entry.handle),
+          q,
+        );
+        assert.ok(walked.length >= 7);
+      }
+      const listCursor = (await search(token, 'limit=1')).body.next_cursor;
+      const refused = await search(token, `q=paging&cursor=${listCursor}`);
+      assert.equal(refused.status, 400, 'a list cursor on a search');
+      assert.equal((await search(token, 'cursor=bm90LWEtY3Vyc29y')).status, 400);
     });
 
     test('a member below resident, or a token without the scope, is refused', async () => {

@@ -129,7 +129,11 @@ export const activity = {
     return select.orderBy('id', 'desc').limit(query.limit);
   },
 
-  /** Calls and refusals (status 400 and above) per UTC day (its number since the epoch) and surface, since `since`. */
+  /**
+   * Calls and refusals (status 400 and above) per UTC day (its number since the epoch) and surface,
+   * since `since`, counted over the log: the reference the daily rollup (rollups.ts) is checked
+   * against. No page reads it.
+   */
   async byDay(
     executor: Executor,
     since: number,
@@ -153,7 +157,7 @@ export const activity = {
     }));
   },
 
-  /** The operations called most since `since`, with their refusals; ties by name. */
+  /** The operations called most since `since`, with their refusals; ties by name (a recount, as byDay). */
   async busiest(
     executor: Executor,
     since: number,

@@ -1,3 +1,4 @@
+import { type Page, type PageRequest, pageOf } from './paging.ts';
 import type { BookingsTable, Executor } from './schema.ts';
 
 // Members' booking requests and the calendar's decisions on them (table bookings; the settling
@@ -67,29 +68,36 @@ export const bookings = {
       .execute();
   },
 
-  /** A member's latest 100 bookings by start, newest first, with their resource's name. */
-  ofMember(
+  /**
+   * One page of a member's bookings by start, newest first (ties by id), with their resource's
+   * name: a range of the index (member_id, start_at, id), whatever the page.
+   */
+  pageOfMember(
     executor: Executor,
     memberId: string,
+    page: PageRequest,
   ): Promise<
-    (Pick<BookingsTable, 'id' | 'start_at' | 'end_at' | 'status' | 'reason' | 'purpose'> & { name: string })[]
+    Page<
+      Pick<BookingsTable, 'id' | 'start_at' | 'end_at' | 'status' | 'reason' | 'purpose'> & { name: string }
+    >
   > {
-    return executor
-      .selectFrom('bookings')
-      .innerJoin('resources', 'resources.id', 'bookings.resource_id')
-      .select([
-        'bookings.id',
-        'resources.name',
-        'bookings.start_at',
-        'bookings.end_at',
-        'bookings.status',
-        'bookings.reason',
-        'bookings.purpose',
-      ])
-      .where('bookings.member_id', '=', memberId)
-      .orderBy('bookings.start_at', 'desc')
-      .limit(100)
-      .execute();
+    return pageOf(
+      executor
+        .selectFrom('bookings')
+        .innerJoin('resources', 'resources.id', 'bookings.resource_id')
+        .select([
+          'bookings.id',
+          'resources.name',
+          'bookings.start_at',
+          'bookings.end_at',
+          'bookings.status',
+          'bookings.reason',
+          'bookings.purpose',
+        ])
+        .where('bookings.member_id', '=', memberId),
+      { time: 'bookings.start_at', id: 'bookings.id', direction: 'desc' },
+      page,
+    );
   },
 
   /** A booking by id, if there is one. */

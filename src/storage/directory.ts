@@ -5,6 +5,9 @@ import type { Executor, MemberProfilesTable } from './schema.ts';
 // The members' directory: their profiles (table member_profiles) and its full-text index (the
 // embedded engine's directory_fts; on PostgreSQL the profile's search_text column).
 
+/** How many of a search's matches PostgreSQL ranks at most (pages of a search end there). */
+export const MATCH_CANDIDATES = 500;
+
 /** A profile's columns but the member it belongs to. */
 export type ProfileColumns = Omit<MemberProfilesTable, 'member_id'>;
 
@@ -55,41 +58,71 @@ export const directory = {
       );
   },
 
-  /** The ids of listed members, by name. */
-  async listedByName(executor: Executor, limit: number): Promise<string[]> {
-    const rows = await executor
-      .selectFrom('member_profiles')
-      .innerJoin('members', 'members.id', 'member_profiles.member_id')
-      .select('members.id')
-      .where('member_profiles.visibility', '=', 'members')
-      .orderBy('members.name')
-      .limit(limit)
-      .execute();
-    return rows.map((row) => row.id);
+  /**
+   * One page of the listed members' ids, by name then id, after `after` (the last of the page
+   * before): the members walked in the order of the index (name, id), each joined to its profile.
+   */
+  async listedByName(
+    executor: Executor,
+    limit: number,
+    after?: { name: string; id: string },
+  ): Promise<{ id: string; name: string }[]> {
+    return directory.listedQuery(executor, limit, after).execute();
+  },
+
+  /** The statement listedByName() runs (tests read its plan). */
+  listedQuery(executor: Executor, limit: number, after?: { name: string; id: string }) {
+    // A CROSS JOIN: the embedded engine then keeps members as the outer loop, walked in the order of
+    // members_name, rather than scanning the profiles and sorting (PostgreSQL plans it as a join).
+    let query = executor
+      .selectFrom('members')
+      .crossJoin('member_profiles')
+      .whereRef('member_profiles.member_id', '=', 'members.id')
+      .select(['members.id', 'members.name'])
+      .where('member_profiles.visibility', '=', 'members');
+    if (after)
+      query = query.where((eb) =>
+        eb.or([
+          eb('members.name', '>', after.name),
+          eb.and([eb('members.name', '=', after.name), eb('members.id', '>', after.id)]),
+        ]),
+      );
+    return query.orderBy('members.name').orderBy('members.id').limit(limit);
   },
 
   /**
    * The ids of members whose entry holds every word as a prefix, best match first (bm25 on the
-   * embedded engine, ts_rank on PostgreSQL, ties by id there). The words are letters and digits
-   * only: the caller drops everything else.
+   * embedded engine, ts_rank on PostgreSQL; ties by id), `limit` of them from the `offset`th. The
+   * words are letters and digits only: the caller drops everything else. PostgreSQL ranks only the
+   * first `candidates` matches the index finds, so a common word costs a bounded ranking; with
+   * fewer matches than that (a typical query) the answer is what ranking every match gives.
    */
-  async matching(executor: Executor, words: readonly string[], limit: number): Promise<string[]> {
+  async matching(
+    executor: Executor,
+    words: readonly string[],
+    limit: number,
+    offset = 0,
+    candidates = MATCH_CANDIDATES,
+  ): Promise<string[]> {
     if (!onPostgres(executor)) {
       const match = words.map((w) => `"${w}"*`).join(' ');
       const rows = await sql<{
         member_id: string;
-      }>`select member_id from directory_fts where directory_fts match ${match} order by bm25(directory_fts) limit ${limit}`.execute(
+      }>`select member_id from directory_fts where directory_fts match ${match} order by bm25(directory_fts), member_id limit ${limit} offset ${offset}`.execute(
         executor,
       );
       return rows.rows.map((row) => row.member_id);
     }
-    const tsquery = words.map((w) => `${w}:*`).join(' & ');
-    const rows = await sql<{
-      member_id: string;
-    }>`select member_id from member_profiles where visibility = 'members' and to_tsvector('simple', search_text) @@ to_tsquery('simple', ${tsquery}) order by ts_rank(to_tsvector('simple', search_text), to_tsquery('simple', ${tsquery})) desc, member_id limit ${limit}`.execute(
-      executor,
-    );
+    const rows = await directory.matchingOnPostgres(words, limit, offset, candidates).execute(executor);
     return rows.rows.map((row) => row.member_id);
+  },
+
+  /** PostgreSQL's statement for matching() (tests read its plan). */
+  matchingOnPostgres(words: readonly string[], limit: number, offset: number, candidates: number) {
+    const tsquery = words.map((w) => `${w}:*`).join(' & ');
+    return sql<{
+      member_id: string;
+    }>`select member_id from (select member_id, search_text from member_profiles where visibility = 'members' and to_tsvector('simple', search_text) @@ to_tsquery('simple', ${tsquery}) limit ${candidates}) as candidates order by ts_rank(to_tsvector('simple', search_text), to_tsquery('simple', ${tsquery})) desc, member_id limit ${limit} offset ${offset}`;
   },
 
   /** What the directory shows of these members (in no particular order), with their visibility. */

@@ -9,16 +9,40 @@ const REFRESHED_AT_KEY = 'events_refreshed_at';
 export type EventColumns = Omit<EventsTable, 'id' | 'platform_url'>;
 
 export const events = {
-  /** Events not ended at `now` (by their end, else their start), soonest first, at most `limit`. */
-  upcoming(executor: Executor, now: number, limit: number): Promise<EventsTable[]> {
+  /**
+   * Events not ended at `now` (by their end, else their start), soonest first (ties by id), at most
+   * `limit`. Read in two index ranges, so past events cost nothing however many accumulate: those
+   * started before `now` and not ended (the range of events_end from `now`, started ones only), then
+   * those starting from `now` (events_start_id). Every started one sorts before every other.
+   */
+  async upcoming(executor: Executor, now: number, limit: number): Promise<EventsTable[]> {
+    const started = await events.startedQuery(executor, now).execute();
+    started.sort(
+      (a, b) => Number(a.start_at) - Number(b.start_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
+    if (started.length >= limit) return started.slice(0, limit);
+    const starting = await events.startingQuery(executor, now, limit - started.length).execute();
+    return [...started, ...starting];
+  },
+
+  /** The events under way at `now` (started, not ended), in no order: a range of events_end. */
+  startedQuery(executor: Executor, now: number) {
     return executor
       .selectFrom('events')
       .selectAll()
       .where((eb) => eb(eb.fn.coalesce('end_at', 'start_at'), '>=', now))
+      .where('start_at', '<', now);
+  },
+
+  /** The first `limit` events starting at `now` or later, by start then id: a range of events_start_id. */
+  startingQuery(executor: Executor, now: number, limit: number) {
+    return executor
+      .selectFrom('events')
+      .selectAll()
+      .where('start_at', '>=', now)
       .orderBy('start_at')
       .orderBy('id')
-      .limit(limit)
-      .execute();
+      .limit(limit);
   },
 
   /** How many events have not ended at `now`, as upcoming counts them. */

@@ -1,3 +1,4 @@
+import { type Page, type PageRequest, pageOf } from './paging.ts';
 import type { Executor, MembersTable } from './schema.ts';
 
 // The community's members (table members): who signs in, their handle and tier.
@@ -52,9 +53,13 @@ export const members = {
     return rows.map((row) => row.id);
   },
 
-  /** Every member, oldest first (ties by id, so the order is the same on both engines). */
-  all(executor: Executor): Promise<MembersTable[]> {
-    return executor.selectFrom('members').selectAll().orderBy('created_at').orderBy('id').execute();
+  /** One page of the members, oldest first (ties by id): a range of the index (created_at, id). */
+  page(executor: Executor, page: PageRequest): Promise<Page<MembersTable>> {
+    return pageOf(
+      executor.selectFrom('members').selectAll(),
+      { time: 'created_at', id: 'id', direction: 'asc' },
+      page,
+    );
   },
 
   async add(executor: Executor, member: MembersTable): Promise<void> {

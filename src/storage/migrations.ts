@@ -19,6 +19,8 @@ import { eventLogTypes } from './migrations/0016-event-log-types.ts';
 import { queueIndexes } from './migrations/0017-queue-indexes.ts';
 import { activityTargets } from './migrations/0018-activity-targets.ts';
 import { retentionIndexes } from './migrations/0019-retention-indexes.ts';
+import { dashboardRollups } from './migrations/0020-dashboard-rollups.ts';
+import { listIndexes } from './migrations/0021-list-indexes.ts';
 
 /**
  * Every migration in the order it runs, keyed by the name Kysely records for it in
@@ -49,6 +51,8 @@ export const MIGRATIONS: readonly (readonly [recordedName: string, migration: Mi
   ['0018_queue_indexes', queueIndexes],
   ['0019_activity_targets', activityTargets],
   ['0020_retention_indexes', retentionIndexes],
+  ['0021_dashboard_rollups', dashboardRollups],
+  ['0022_list_indexes', listIndexes],
 ];
 
 const migrations: Record<string, Migration> = Object.fromEntries(MIGRATIONS);

@@ -66,7 +66,12 @@ export async function pageOf<DB, TB extends keyof DB, Row>(
   const more = rows.length > page.limit;
   if (more) rows.length = page.limit;
   const last = rows.at(-1) as Record<string, unknown> | undefined;
-  return { rows, next: more && last ? { at: Number(last[timeColumn]), id: String(last[idColumn]) } : null };
+  // A column named with its table (`bookings.id`, in a join) is the row's key without it.
+  const key = (column: string) => column.slice(column.lastIndexOf('.') + 1);
+  return {
+    rows,
+    next: more && last ? { at: Number(last[key(timeColumn)]), id: String(last[key(idColumn)]) } : null,
+  };
 }
 
 /** Every row, page by page (for the CLI, whose operator asked for the whole list). */

@@ -295,6 +295,27 @@ export interface ActivityTable {
   target: string | null;
 }
 
+/** Calls and refusals of one UTC day (its number since the epoch), surface and operation. */
+export interface ActivityDaysTable {
+  day: number;
+  surface: string;
+  operation: string;
+  calls: number;
+  refusals: number;
+}
+
+/** A named counter the dashboard reads (storage/rollups.ts names them). */
+export interface TalliesTable {
+  key: string;
+  count: number;
+}
+
+/** How many live tokens a member holds (a row with 0 is a member who held one). */
+export interface TokenHoldersTable {
+  member_id: string;
+  live: number;
+}
+
 export interface DonationsTable {
   id: string;
   donor_name: string;
@@ -521,6 +542,9 @@ export interface Schema {
   bookings: BookingsTable;
   member_profiles: MemberProfilesTable;
   activity: ActivityTable;
+  activity_days: ActivityDaysTable;
+  tallies: TalliesTable;
+  token_holders: TokenHoldersTable;
   donations: DonationsTable;
   payment_settlements: PaymentSettlementsTable;
   vcs_links: VcsLinksTable;

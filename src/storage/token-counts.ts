@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Executor } from './schema.ts';
 
-// What the operator's landing page counts of the tokens (table tokens), in one aggregate read.
+// The tokens counted from the table itself (tokens), in one aggregate read over every row: the
+// reference the dashboard's tallies (rollups.ts) are checked against. No page reads it.
 
 export interface TokenTally {
   live: number;

@@ -1,4 +1,5 @@
-import { arg, prepare } from './engine/prepared.ts';
+import { arg, onPostgres, prepare } from './engine/prepared.ts';
+import { type Page, type PageRequest, pageOf } from './paging.ts';
 import type { Executor, TokensTable } from './schema.ts';
 
 // Agent tokens (table tokens): only a token's SHA-256 is stored, with its scopes, when it was last
@@ -61,6 +62,26 @@ export const tokens = {
     await executor.updateTable('tokens').set({ last_used_at: now }).where('id', '=', id).execute();
   },
 
+  /**
+   * Records a use at `now` when the token's last one already falls on or after `since` (the same
+   * day): false when it does not (never used, or last used before), which the caller counts.
+   */
+  async touchSince(executor: Executor, id: string, now: number, since: number): Promise<boolean> {
+    const updated = await executor
+      .updateTable('tokens')
+      .set({ last_used_at: now })
+      .where('id', '=', id)
+      .where('last_used_at', '>=', since)
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows) > 0;
+  },
+
+  /** The token's last use and revocation, its row locked until the transaction ends (PostgreSQL). */
+  lastUseForUpdate(executor: Executor, id: string) {
+    const query = executor.selectFrom('tokens').select(['last_used_at', 'revoked_at']).where('id', '=', id);
+    return (onPostgres(executor) ? query.forUpdate() : query).executeTakeFirst();
+  },
+
   /** Marks the token revoked at `now` unless it is already; false when it was (or there is none). */
   async revoke(executor: Executor, id: string, now: number): Promise<boolean> {
     const updated = await executor
@@ -72,11 +93,11 @@ export const tokens = {
     return Number(updated.numUpdatedRows) > 0;
   },
 
-  /** The token's display prefix and its member. */
+  /** The token's display prefix and its member, and what the dashboard's tallies count it by. */
   ownerOf(executor: Executor, id: string) {
     return executor
       .selectFrom('tokens')
-      .select(['prefix', 'member_id'])
+      .select(['prefix', 'member_id', 'sandbox', 'last_used_at'])
       .where('id', '=', id)
       .executeTakeFirst();
   },
@@ -86,6 +107,28 @@ export const tokens = {
     let query = executor.selectFrom('tokens').selectAll().orderBy('created_at', 'desc');
     if (memberId) query = query.where('member_id', '=', memberId);
     return query.execute();
+  },
+
+  /**
+   * One page of a member's tokens, newest first (ties by id): a range of the index
+   * (member_id, created_at, id), whatever the page.
+   */
+  page(executor: Executor, memberId: string, page: PageRequest): Promise<Page<TokensTable>> {
+    return pageOf(
+      executor.selectFrom('tokens').selectAll().where('member_id', '=', memberId),
+      { time: 'created_at', id: 'id', direction: 'desc' },
+      page,
+    );
+  },
+
+  /** The member's token with this display prefix (the prefix is unique to its token, near enough). */
+  byPrefix(executor: Executor, memberId: string, prefix: string): Promise<TokensTable | undefined> {
+    return executor
+      .selectFrom('tokens')
+      .selectAll()
+      .where('member_id', '=', memberId)
+      .where('prefix', '=', prefix)
+      .executeTakeFirst();
   },
 
   /** The member's token with this id, with its revocation and signing columns. */
@@ -98,9 +141,11 @@ export const tokens = {
       .executeTakeFirst();
   },
 
-  /** The same columns for each of the member's tokens. */
-  signingStates(executor: Executor, memberId: string) {
-    return executor.selectFrom('tokens').select(SIGNING_COLUMNS).where('member_id', '=', memberId).execute();
+  /** The same columns for each of the member's tokens, or only those with these ids. */
+  signingStates(executor: Executor, memberId: string, ids?: readonly string[]) {
+    let query = executor.selectFrom('tokens').select(SIGNING_COLUMNS).where('member_id', '=', memberId);
+    if (ids) query = query.where('id', 'in', ids.length ? [...ids] : ['']);
+    return query.execute();
   },
 
   /** Binds the key to the token unless one is bound already; false when one was. */

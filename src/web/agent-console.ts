@@ -2,13 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STARTER_SCOPE_SETS, STARTER_SET_NAMES } from '../domain/access/scopes.ts';
 import { type ActivityView, recentActivity } from '../domain/activity/activity.ts';
 import { signingOfTokens, type TokenSigning } from '../domain/auth/signing-keys.ts';
-import { listTokens, mintToken, revokeToken } from '../domain/auth/tokens.ts';
+import { holdsToken, mintToken, pageTokens, revokeToken } from '../domain/auth/tokens.ts';
 import { mcpInstallRecipe } from '../operations/auth/setup-check.ts';
 import type { Deps } from '../operations/services.ts';
 import { keyCell, registerKeyControls } from './agent-keys.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, formList, hasValidCsrf } from './forms.ts';
 import { copyScript, html, type SafeHtml } from './html.ts';
 import { MY_AGENTS } from './my-agents.ts';
+import { pageLinks, pageRequested } from './paging.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
 import { scopeChoice, scopeList } from './scope-words.ts';
 import { SIGNING_GUIDE } from './signing-guide.ts';
@@ -56,7 +57,7 @@ function lastSurface(activity: readonly ActivityView[], prefix: string): string 
   return activity.find((call) => call.token_prefix === prefix)?.surface;
 }
 
-type TokenRow = Awaited<ReturnType<typeof listTokens>>[number];
+type TokenRow = Awaited<ReturnType<typeof pageTokens>>['rows'][number];
 
 /** One token: its state first, what it may do in words, when and where it was last used, its controls. */
 function tokenCard(
@@ -93,11 +94,17 @@ export function registerAgentConsole(app: FastifyInstance, deps: Deps): void {
     const session = await signedIn(deps, request);
     if (!session) return reply.redirect('/signin', 303);
     const csrf = csrfToken(deps.config, request, reply);
-    const [tokens, signing, activity] = await Promise.all([
-      listTokens(deps.db, session.member.id),
-      signingOfTokens(deps.db, session.member.id),
+    const asked = pageRequested(request);
+    const [page, activity] = await Promise.all([
+      pageTokens(deps.db, session.member.id, asked),
       recentActivity(deps, session.member.id, RECENT_CALLS),
     ]);
+    const tokens = page.rows;
+    const signing = await signingOfTokens(
+      deps.db,
+      session.member.id,
+      tokens.map((token) => token.id),
+    );
     const grantable = deps.tiers.scopesOf(session.member.tier);
     const preset = presetAsked(request, grantable);
     const offeredSets = Object.keys(STARTER_SCOPE_SETS).filter((name) => offered(name, grantable));
@@ -108,7 +115,8 @@ export function registerAgentConsole(app: FastifyInstance, deps: Deps): void {
       html`<h1>Agent console</h1>${notice ?? ''}
 <p>The tokens your agents hold, what each may do, and the way to take it back.</p>
 <h2>Your tokens</h2>
-${tokens.length ? tokens.map((token) => tokenCard(token, signing.get(token.id), lastSurface(activity, token.prefix), csrf)) : html`<p>No tokens yet. Approve an agent's code on <a href="/signup-with-agent">the approval page</a>, or mint a token below.</p>`}
+${tokens.length ? tokens.map((token) => tokenCard(token, signing.get(token.id), lastSurface(activity, token.prefix), csrf)) : asked.after ? html`<p>No more tokens.</p>` : html`<p>No tokens yet. Approve an agent's code on <a href="/signup-with-agent">the approval page</a>, or mint a token below.</p>`}
+${pageLinks(PAGE, asked, page)}
 <p class="muted">A token with a bound key can be required to sign its calls (RFC 9421, Ed25519): then the bearer alone is not enough. How to make a key pair and sign a request: <a href="${SIGNING_GUIDE}">the signing guide</a>.</p>
 <h2 id="mint">Mint a token</h2>
 <h3>In one click</h3>
@@ -183,8 +191,7 @@ ${grantable.map((scope) => scopeChoice(scope, preset?.scopes.includes(scope) ?? 
       const session = await signedIn(deps, request);
       if (!session) return reply.redirect('/signin', 303);
       const tokenId = formField(request, 'token_id') ?? '';
-      const owned = (await listTokens(deps.db, session.member.id)).some((token) => token.id === tokenId);
-      if (!owned)
+      if (!(await holdsToken(deps.db, session.member.id, tokenId)))
         return render(request, reply, 404, html`<p role="alert" class="warning">You have no such token.</p>`);
       await revokeToken(deps, tokenId, {
         kind: 'member',

@@ -13,6 +13,7 @@ import { html, type SafeHtml } from './html.ts';
 import { runForPage } from './operator-call.ts';
 import { operatorNav } from './operator-nav.ts';
 import { isOperatorTier } from './page-viewer.ts';
+import { pageLinks, pageRequested } from './paging.ts';
 import { operatorsOnly, refuseForgery, sendPage, signedIn } from './respond.ts';
 
 const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
@@ -54,7 +55,9 @@ export function registerBookingsPage(app: FastifyInstance, deps: Deps): void {
       const session = await signedIn(deps, request);
       if (!session) return reply.redirect('/signin?next=/bookings', 303);
       const csrf = csrfToken(deps.config, request, reply);
-      const rows = await bookings.ofMember(deps.db, session.member.id);
+      const asked = pageRequested(request);
+      const page = await bookings.pageOfMember(deps.db, session.member.id, asked);
+      const rows = page.rows;
       const waiting = rows.some((row) => row.status === 'queued');
       return sendPage(
         reply,
@@ -74,7 +77,8 @@ ${rows.map(
 )}
 </tbody></table></div>`
     : html`<p>No bookings yet.</p>`
-}`,
+}
+${pageLinks('/bookings', asked, page)}`,
       );
     });
 

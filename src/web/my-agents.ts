@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { apiError } from '../core/errors.ts';
 import { type ActivityEntry, type ActivityQuery, activityPage } from '../domain/activity/activity.ts';
-import { listTokens } from '../domain/auth/tokens.ts';
+import { pageTokens, tokenByPrefix } from '../domain/auth/tokens.ts';
 import { type LoggedEvent, latestEvents } from '../domain/eventlog/eventlog.ts';
 import { effectsOf } from '../operations/effects.ts';
 import { OPERATIONS } from '../operations/registry.ts';
 import type { Deps } from '../operations/services.ts';
 import { csrfField, csrfToken } from './forms.ts';
 import { html, liveScript, type SafeHtml } from './html.ts';
+import { PAGE_SIZE } from './paging.ts';
 import { sendPage, signedIn } from './respond.ts';
 
 export const MY_AGENTS = '/my-agents';
@@ -34,7 +35,7 @@ function when(iso: string): string {
   return `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-type Token = Awaited<ReturnType<typeof listTokens>>[number];
+type Token = Awaited<ReturnType<typeof pageTokens>>['rows'][number];
 
 interface Filters {
   token: Token | undefined;
@@ -154,7 +155,15 @@ export function registerMyAgentsPage(app: FastifyInstance, deps: Deps): void {
     if (!session) return reply.redirect(`/signin?next=${MY_AGENTS}`, 303);
     const memberId = session.member.id;
     const csrf = csrfToken(deps.config, request, reply);
-    const tokens = await listTokens(deps.db, memberId);
+    // The newest agents, at most a page of them (the agent console pages through every token); an
+    // agent filtered on but older than those is looked up by its prefix.
+    const listed = await pageTokens(deps.db, memberId, { limit: PAGE_SIZE });
+    const asked = (request.query as Record<string, unknown>).agent;
+    const extra =
+      typeof asked === 'string' && asked && !listed.rows.some((token) => token.prefix === asked)
+        ? await tokenByPrefix(deps.db, memberId, asked)
+        : undefined;
+    const tokens = extra ? [...listed.rows, extra] : listed.rows;
     const filters = filtersOf(request, tokens);
     const [page, records, head] = await Promise.all([
       activityPage(deps, memberId, {
@@ -186,6 +195,7 @@ ${
     ? html`<ul class="grid agents">${tokens.map((token) => tokenCard(token, csrf, filters))}</ul>`
     : html`<p>No agents yet. Approve an agent's code on <a href="/signup-with-agent">the approval page</a>, or mint a token on <a href="/agent-console">the agent console</a>.</p>`
 }
+${listed.next ? html`<p>The newest ${PAGE_SIZE} are shown: <a href="/agent-console">every token, page by page, on the agent console</a>.</p>` : ''}
 <p><a href="/agent-console">Agent console</a>: scopes, signing keys and new tokens.</p></section>
 <section id="activity" aria-labelledby="activity-heading"${live ? html` data-live="${MY_AGENTS}/heads" data-live-activity="${head.activity}" data-live-events="${head.events}"` : ''}><h2 id="activity-heading">What they did</h2>
 ${filterForm(tokens, filters)}

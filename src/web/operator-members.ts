@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { listMembers } from '../domain/members/members.ts';
+import { pageMembers } from '../domain/members/members.ts';
 import { adminInviteMember, adminSetMemberTier } from '../operations/admin/members.ts';
 import type { Deps } from '../operations/services.ts';
 import { acceptFormBodies, csrfField, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
 import { answerPage, runFromPage } from './operator-call.ts';
 import { operatorNav as nav } from './operator-nav.ts';
+import { PAGE_SIZE, pageLinks, pageRequested } from './paging.ts';
 import { refuseForgery, requireOperator, sendPage } from './respond.ts';
 
 const NAME_MAX = 120;
@@ -19,7 +20,9 @@ export function registerMemberAdmin(app: FastifyInstance, deps: Deps): void {
     scope.get('/operator/members', async (request, reply) => {
       const who = await requireOperator(deps, request, reply, adminSetMemberTier);
       if (!who.member) return who.reply;
-      const members = await listMembers(deps.db);
+      const asked = pageRequested(request);
+      const page = await pageMembers(deps.db, asked);
+      const members = page.rows;
       const tiers = deps.tiers.names();
       return sendPage(
         reply,
@@ -34,6 +37,7 @@ export function registerMemberAdmin(app: FastifyInstance, deps: Deps): void {
 <div class="field"><label for="invite-tier">Tier</label><select id="invite-tier" name="tier">${tiers.map((tier) => html`<option value="${tier}">${tier}</option>`)}</select></div>
 <button class="primary" type="submit">Invite</button></form>
 <h2>Everyone</h2>
+<p class="muted">Oldest first, ${PAGE_SIZE} at a time.</p>
 <div class="table"><table><thead><tr><th>Name</th><th>Email</th><th>Tier</th></tr></thead><tbody>
 ${members.map(
   (
@@ -41,7 +45,8 @@ ${members.map(
   ) => html`<tr id="${member.id}"><td>${member.name}</td><td>${member.email}</td><td><form method="post" action="/operator/members/tier">${csrfField(who.csrf)}<input type="hidden" name="id" value="${member.id}">
 <select name="tier" aria-label="Tier of ${member.name}">${tiers.map((tier) => html`<option value="${tier}"${tier === member.tier ? html` selected` : ''}>${tier}</option>`)}</select> <button type="submit" aria-label="Set the tier of ${member.name}">Set</button></form></td></tr>`,
 )}
-</tbody></table></div>`,
+</tbody></table></div>
+${pageLinks(BACK, asked, page)}`,
       );
     });
 

@@ -54,12 +54,46 @@ for (const engine of engines) {
       await save(zed, 'keeps bees');
       await save(bea, 'keeps bees too');
       await save(hid, 'keeps bees secretly', 'hidden');
-      const listed = await directory.listedByName(storage.db, 10);
+      const listed = (await directory.listedByName(storage.db, 10)).map((row) => row.id);
       assert.deepEqual(
         listed.filter((id) => [zed, bea, hid].includes(id)),
         [bea, zed],
       );
       assert.equal((await directory.listedByName(storage.db, 1)).length, 1);
+    });
+
+    test('the list by name pages after a name and id: pages chain, no member lost or repeated', async () => {
+      const named = [];
+      for (const name of ['Pam', 'Pam', 'Quin', 'Pam', 'Rob']) {
+        const id = await storage.member(name);
+        await save(id, 'paged');
+        named.push(id);
+      }
+      const everyone = (await directory.listedByName(storage.db, 100)).map((row) => row.id);
+      const walked: string[] = [];
+      let after: { name: string; id: string } | undefined;
+      for (let round = 0; round < 50; round++) {
+        const page = await directory.listedByName(storage.db, 2, after);
+        assert.ok(page.length <= 2);
+        walked.push(...page.map((row) => row.id));
+        if (page.length < 2) break;
+        after = page.at(-1);
+      }
+      assert.deepEqual(walked, everyone);
+      for (const id of named) assert.ok(walked.includes(id));
+    });
+
+    test('a search ranks its first candidates only, and pages by rank without loss or repeat', async () => {
+      const all = await directory.matching(storage.db, ['paged'], 50);
+      assert.equal(all.length, 5);
+      const paged = [
+        ...(await directory.matching(storage.db, ['paged'], 2, 0)),
+        ...(await directory.matching(storage.db, ['paged'], 2, 2)),
+        ...(await directory.matching(storage.db, ['paged'], 2, 4)),
+      ];
+      assert.deepEqual(paged, all);
+      if (engine.name === 'postgres')
+        assert.equal((await directory.matching(storage.db, ['paged'], 50, 0, 3)).length, 3);
     });
 
     test('matching finds every word as a prefix, among listed members only', async () => {

@@ -26,11 +26,21 @@ for (const engine of engines) {
       assert.equal(await members.byEmail(storage.db, 'none@example.org'), undefined);
     });
 
-    test('all lists oldest first, ties by id', async () => {
+    test('pages list oldest first, ties by id, each page at most its size, chained by the cursor', async () => {
       await members.add(storage.db, row('mem_c', 'c@example.org', 5));
       await members.add(storage.db, row('mem_b', 'b@example.org', 5));
-      const ids = (await members.all(storage.db)).map((member) => member.id);
-      assert.deepEqual(ids, ['mem_b', 'mem_c', 'mem_a']);
+      const first = await members.page(storage.db, { limit: 2 });
+      assert.deepEqual(
+        first.rows.map((member) => member.id),
+        ['mem_b', 'mem_c'],
+      );
+      assert.ok(first.next);
+      const second = await members.page(storage.db, { limit: 2, after: first.next });
+      assert.deepEqual(
+        second.rows.map((member) => member.id),
+        ['mem_a'],
+      );
+      assert.equal(second.next, null);
     });
 
     test('setTier changes the tier and the update time; false for no such member', async () => {

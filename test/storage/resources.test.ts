@@ -92,12 +92,21 @@ for (const engine of engines) {
         'a confirmed booking past the horizon is left out',
       );
       assert.deepEqual(
-        (await bookings.ofMember(storage.db, ada)).map((b) => [b.id, b.name]),
+        (await bookings.pageOfMember(storage.db, ada, { limit: 50 })).rows.map((b) => [b.id, b.name]),
         [
           ['b2', 'Blue room'],
           ['b1', 'Blue room'],
         ],
       );
+      const first = await bookings.pageOfMember(storage.db, ada, { limit: 1 });
+      assert.ok(first.next);
+      const second = await bookings.pageOfMember(storage.db, ada, { limit: 1, after: first.next });
+      assert.deepEqual(
+        [...first.rows, ...second.rows].map((b) => b.id),
+        ['b2', 'b1'],
+        'pages of one chain by the cursor',
+      );
+      assert.equal(second.next, null);
       assert.equal((await bookings.get(storage.db, 'b1')).status, 'queued');
       await assert.rejects(bookings.get(storage.db, 'none'));
     });

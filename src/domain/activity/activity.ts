@@ -1,5 +1,6 @@
 import { pooledRandomHex } from '../../secrets.ts';
 import { type ActivityQuery, type ActivityRow, activity, activityIdPrefix } from '../../storage/activity.ts';
+import { activityDays } from '../../storage/rollups.ts';
 import type { Executor } from '../../storage/schema.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
 
@@ -24,9 +25,13 @@ export function newActivityId(at: number): string {
   return activityId(at);
 }
 
-/** Writes one call's row in the transaction given (the operation's own, so the two commit together). */
-export function insertActivity(trx: Executor, id: string, record: ActivityRecord): Promise<unknown> {
-  return activity.insert(trx, id, record);
+/**
+ * Writes one call's row in the transaction given (the operation's own, so the two commit together),
+ * and counts it in its day's rollup there too: the dashboard's numbers commit or roll back with it.
+ */
+export async function insertActivity(trx: Executor, id: string, record: ActivityRecord): Promise<void> {
+  await activity.insert(trx, id, record);
+  await activityDays.count(trx, record);
 }
 
 /** Records one call an agent token made, in a write unit of its own (a read, or a call that failed). */
@@ -39,11 +44,18 @@ export async function recordActivity(port: WritePort, record: ActivityRecord): P
  * that row assumed (another success status, or a failure after the commit).
  */
 export async function correctActivity(
-  db: Executor,
+  port: WritePort & { db: Executor },
   id: string,
   outcome: Pick<ActivityRecord, 'status' | 'outcome' | 'target'>,
+  written: Pick<ActivityRecord, 'status' | 'at' | 'surface' | 'operation'>,
 ): Promise<void> {
-  await activity.correct(db, id, outcome);
+  const refused = outcome.status >= 400;
+  if (refused === written.status >= 400) return activity.correct(port.db, id, outcome);
+  // The row moves into or out of its day's refusals: both change in one transaction.
+  await transact(port, async (trx) => {
+    await activity.correct(trx, id, outcome);
+    await activityDays.recount(trx, written, refused ? 1 : -1);
+  });
 }
 
 export interface ActivityView {

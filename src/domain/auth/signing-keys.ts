@@ -205,7 +205,11 @@ export async function setSigningEnforcement(
 }
 
 /** Each live token's key and enforcement, for the agent console. */
-export async function signingOfTokens(db: Executor, memberId: string): Promise<Map<string, TokenSigning>> {
-  const rows = await tokens.signingStates(db, memberId);
+export async function signingOfTokens(
+  db: Executor,
+  memberId: string,
+  ids?: readonly string[],
+): Promise<Map<string, TokenSigning>> {
+  const rows = await tokens.signingStates(db, memberId, ids);
   return new Map(rows.map((row) => [row.id, signingOf(row as TokenRow)]));
 }

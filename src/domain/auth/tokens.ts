@@ -1,6 +1,8 @@
 import { MS } from '../../clock.ts';
 import { isWellFormedToken, newAgentToken, randomId, sha256, tokenDisplayPrefix } from '../../secrets.ts';
 import type { InvalidatingCache } from '../../storage/engine/invalidating-cache.ts';
+import type { Page, PageRequest } from '../../storage/paging.ts';
+import { dayOf, TALLY, tallies, tokenHolders } from '../../storage/rollups.ts';
 import type { Executor, TokensTable } from '../../storage/schema.ts';
 import { tokens } from '../../storage/tokens.ts';
 import { transact, type WritePort } from '../../storage/transactions.ts';
@@ -62,6 +64,11 @@ export async function mintToken(
   };
   await transact(deps, async (trx) => {
     await tokens.insert(trx, row);
+    const held = await tokenHolders.change(trx, member.id, 1);
+    await tallies.add(trx, {
+      [request.sandbox ? TALLY.sandbox : TALLY.live]: 1,
+      [TALLY.holders]: held === 1 ? 1 : 0,
+    });
     await appendEvent(
       trx,
       member.id,
@@ -157,12 +164,33 @@ export function isTouchDue(token: TokenRef, now: number): boolean {
   return token.lastUsedAt === null || now - token.lastUsedAt >= MS.minute;
 }
 
-/** Recorded at most once a minute per token, so reads do not each cost a write. */
-export async function touchToken(db: Executor, token: TokenRef, now: number): Promise<void> {
+/**
+ * Recorded at most once a minute per token, so reads do not each cost a write. The write is the one
+ * it always was while the last use falls on the same UTC day; the first use of a day also moves the
+ * token, in the dashboard's tallies, from the day of its previous use to this one (once a day).
+ */
+export async function touchToken(
+  deps: WritePort & { db: Executor },
+  token: TokenRef,
+  now: number,
+): Promise<void> {
   if (!isTouchDue(token, now)) return;
   // The reference may be a cached lookup: keep it current so the next request does not write again.
   token.lastUsedAt = now;
-  await tokens.setLastUsed(db, token.id, now);
+  const today = dayOf(now);
+  if (await tokens.touchSince(deps.db, token.id, now, today * MS.day)) return;
+  await transact(deps, async (trx) => {
+    const row = await tokens.lastUseForUpdate(trx, token.id);
+    if (!row) return;
+    await tokens.setLastUsed(trx, token.id, now);
+    if (row.revoked_at !== null) return;
+    const before = row.last_used_at === null ? undefined : dayOf(Number(row.last_used_at));
+    if (before === today) return;
+    await tallies.add(trx, {
+      [TALLY.lastUsed(today)]: 1,
+      ...(before === undefined ? {} : { [TALLY.lastUsed(before)]: -1 }),
+    });
+  });
 }
 
 /** Idempotent: revoking twice reports the first revocation. */
@@ -178,6 +206,13 @@ export async function revokeToken(
     if (!row) return undefined;
     const alreadyRevoked = !revoked;
     if (!alreadyRevoked) {
+      const held = await tokenHolders.change(trx, row.member_id, -1);
+      await tallies.add(trx, {
+        [Number(row.sandbox) !== 0 ? TALLY.sandbox : TALLY.live]: -1,
+        [TALLY.revoked]: 1,
+        [TALLY.holders]: held === 0 ? -1 : 0,
+        ...(row.last_used_at === null ? {} : { [TALLY.lastUsed(dayOf(Number(row.last_used_at)))]: -1 }),
+      });
       await appendEvent(
         trx,
         row.member_id,
@@ -189,6 +224,26 @@ export async function revokeToken(
   });
 }
 
+/** Every token, or one member's, newest first (the CLI's list). */
 export async function listTokens(db: Executor, memberId?: string): Promise<TokensTable[]> {
   return tokens.newestFirst(db, memberId);
+}
+
+/** One page of the member's tokens, newest first. */
+export function pageTokens(db: Executor, memberId: string, page: PageRequest): Promise<Page<TokensTable>> {
+  return tokens.page(db, memberId, page);
+}
+
+/** The member's token with this display prefix, or undefined. */
+export function tokenByPrefix(
+  db: Executor,
+  memberId: string,
+  prefix: string,
+): Promise<TokensTable | undefined> {
+  return tokens.byPrefix(db, memberId, prefix);
+}
+
+/** Whether the member holds the token with this id. */
+export async function holdsToken(db: Executor, memberId: string, tokenId: string): Promise<boolean> {
+  return (await tokens.ownerOf(db, tokenId))?.member_id === memberId;
 }

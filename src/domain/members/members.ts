@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { randomId } from '../../secrets.ts';
 import { members } from '../../storage/members.ts';
+import { allRows, type Page, type PageRequest } from '../../storage/paging.ts';
 import type { Executor, MembersTable } from '../../storage/schema.ts';
 import type { TierLadder } from '../access/tiers.ts';
 import { normalizeEmail } from './email-address.ts';
@@ -60,8 +61,14 @@ export async function getMember(db: Executor, id: string): Promise<Member | unde
   return members.byId(db, id);
 }
 
+/** Every member, oldest first (the CLI's list, read page by page). */
 export async function listMembers(db: Executor): Promise<Member[]> {
-  return members.all(db);
+  return allRows((page) => members.page(db, page));
+}
+
+/** One page of the members, oldest first. */
+export function pageMembers(db: Executor, page: PageRequest): Promise<Page<Member>> {
+  return members.page(db, page);
 }
 
 export async function setMemberTier(

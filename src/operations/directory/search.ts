@@ -1,5 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { searchDirectory } from '../../domain/members/directory.ts';
+import { errors } from '../../core/errors.ts';
+import {
+  decodeDirectoryCursor,
+  encodeDirectoryCursor,
+  searchDirectory,
+} from '../../domain/members/directory.ts';
+import { MATCH_CANDIDATES } from '../../storage/directory.ts';
 import { strictObject } from '../schemas.ts';
 import type { Deps } from '../services.ts';
 import { defineOperation } from '../types.ts';
@@ -9,6 +15,13 @@ const Input = strictObject({
     Type.String({ maxLength: 200, description: 'Words to look for; empty lists every listed member.' }),
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: '1 to 50 (default 20).' })),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      description: 'next_cursor of the previous page, with the same q; omit for the first page.',
+    }),
+  ),
 });
 
 const Entry = Type.Object({
@@ -28,6 +41,9 @@ const Output = Type.Object({
   results: Type.Array(Entry),
   count: Type.Integer(),
   query: Type.String(),
+  next_cursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as cursor (with the same q) for the next page; null on the last page.',
+  }),
 });
 
 /** Callers at or above this tier see the email of members who chose to show it. */
@@ -43,8 +59,7 @@ export const searchMemberDirectory = defineOperation<typeof Input.static, typeof
   path: '/api/directory/search',
   tag: 'directory',
   summary: 'Search the member directory',
-  description:
-    'Full-text search over the profiles members chose to list (name, handle, bio, skills, projects), best match first. Hidden members never appear. Callers on tier core or above also see the email of members who show it; operators also see each member’s tier.',
+  description: `Full-text search over the profiles members chose to list (name, handle, bio, skills, projects), best match first (an empty q lists them by name). Paged with next_cursor: a search pages through its best ${MATCH_CANDIDATES} matches. Hidden members never appear. Callers on tier core or above also see the email of members who show it; operators also see each member’s tier.`,
   mcpTool: 'ic_directory_search',
   credential: 'bearer',
   scope: 'directory:search',
@@ -55,16 +70,34 @@ export const searchMemberDirectory = defineOperation<typeof Input.static, typeof
   output: Output,
   successStatus: 200,
   errors: [
-    { status: 400, description: 'q too long or limit out of range' },
+    { status: 400, description: 'q too long, limit out of range, or a cursor this search did not give out' },
     { status: 401, description: 'Missing or invalid token' },
     { status: 403, description: 'Token lacks directory:search, or the tier no longer grants it' },
   ],
   async handler({ input, principal, deps }) {
     const tier = principal.member.tier;
-    const results = await searchDirectory(deps, input.q ?? '', input.limit ?? 20, {
-      email: atOrAbove(deps, tier, EMAIL_TIER),
-      tier: deps.tiers.grants(tier, 'admin:tier_review'),
-    });
-    return { body: { ok: true, results, count: results.length, query: input.q ?? '' } };
+    const after = input.cursor === undefined ? undefined : decodeDirectoryCursor(input.cursor);
+    const page =
+      input.cursor !== undefined && !after
+        ? undefined
+        : await searchDirectory(
+            deps,
+            input.q ?? '',
+            input.limit ?? 20,
+            { email: atOrAbove(deps, tier, EMAIL_TIER), tier: deps.tiers.grants(tier, 'admin:tier_review') },
+            after,
+          );
+    if (!page)
+      throw errors.validation('cursor is not a next_cursor this search gave out', { field: 'cursor' });
+    const results = page.entries;
+    return {
+      body: {
+        ok: true,
+        results,
+        count: results.length,
+        query: input.q ?? '',
+        next_cursor: page.next ? encodeDirectoryCursor(page.next) : null,
+      },
+    };
   },
 });

@@ -87,8 +87,7 @@ function bearerOf(deps: Deps, lookup: TokenLookup, now: number): Authentication 
       lookup.reason === 'revoked' ? { id: lookup.tokenId, prefix: lookup.prefix } : undefined,
     );
   const principal: Principal = { kind: 'bearer', member: lookup.member, token: lookup.token };
-  if (isTouchDue(lookup.token, now))
-    return touchToken(deps.db, lookup.token, now).then(() => ({ principal }));
+  if (isTouchDue(lookup.token, now)) return touchToken(deps, lookup.token, now).then(() => ({ principal }));
   return { principal };
 }
 

@@ -490,7 +490,9 @@ async function recordCall(call: Call, entry: ActivityEntry, result: CallResult):
       const target = call.op.touches && result.status < 400 ? targetOf(call, result.body) : undefined;
       const named = target !== undefined && target !== targetOf(call, undefined);
       if (named || entry.written.status !== answered.status || entry.written.outcome !== outcome)
-        await correctActivity(call.deps.db, entry.id, named ? { ...answered, target } : answered);
+        await correctActivity(call.deps, entry.id, named ? { ...answered, target } : answered, {
+          ...activityRecord(call, entry.written),
+        });
     }
   } catch (error) {
     // The call itself is done and answered as it went; a lost activity line is logged, not fatal.
