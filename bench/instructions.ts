@@ -60,6 +60,8 @@ const SECONDS = Number(process.env.BENCH_INSTRUCTION_SECONDS ?? 8);
 const WARM_PASSES = Number(process.env.BENCH_INSTRUCTION_WARM_PASSES ?? 20);
 const FUNCTIONS = Number(process.env.BENCH_INSTRUCTION_FUNCTIONS ?? 25);
 const BASELINE = process.env.BENCH_BASELINE;
+// How long a server may take to listen under callgrind: minutes on a loaded machine.
+const START_TIMEOUT_MS = 1000 * Number(process.env.BENCH_INSTRUCTION_START_SECONDS ?? 900);
 // BENCH_INSTRUCTION_ROWS=signed counts the signed request instead: the bearer read, its floor (the
 // same plus one bare Ed25519 verification, bench/signed-floor.mjs loaded into the service), and the
 // signed request with a nonce and with none, on one service.
@@ -137,7 +139,7 @@ async function underCallgrind(
   // The server is spawned in the tree it serves, so what it reads by relative path is that tree's.
   if (cwd) process.chdir(cwd);
   try {
-    return await startProcess(node, serverEnv, health, { launcher, timeoutMs: 300_000 });
+    return await startProcess(node, serverEnv, health, { launcher, timeoutMs: START_TIMEOUT_MS });
   } finally {
     process.chdir(here);
   }
