@@ -63,7 +63,7 @@ export function renderReferencePage(deps: Deps, operations: readonly Operation[]
 </form>
 <ul class="toc-tags">${tags.map(
     ([tag, ops]) =>
-      html`<li data-tag="${tag}"><a class="toc-tag" href="#tag-${tag}">${tag}</a><ul>${ops.map(tocEntry)}</ul></li>`,
+      html`<li data-tag="${tag}"><span class="toc-tag" id="toc-${tag}">${tag}</span><ul aria-labelledby="toc-${tag}">${ops.map(tocEntry)}</ul></li>`,
   )}</ul>
 <p class="toc-end"><a href="#errors">Error codes</a></p>
 </nav>
