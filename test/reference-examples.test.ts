@@ -125,6 +125,9 @@ describe('/docs: generated from the registry, and its examples work', () => {
     assert.equal(health.result.isError, undefined, JSON.stringify(health));
     const a2a = await run(block(page, 'listUpcomingEvents-a2a'));
     assert.equal(a2a.result.task.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(a2a));
+    // The device flow's first call, with the body made of its schema's declared examples.
+    const started = await run(block(page, 'startSignup-curl'));
+    assert.match(started.device_code ?? '', /\S{16,}/, JSON.stringify(started));
   });
 
   test('a bearer call works as printed once the token is put in: REST, MCP and A2A', async () => {

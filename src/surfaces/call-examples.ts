@@ -82,7 +82,8 @@ function queryOf(input: Record<string, unknown>): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(input))
     for (const item of Array.isArray(value) ? value : [value]) params.append(name, String(item));
-  const text = params.toString();
+  // A placeholder (`<slug>`) stays readable: it is there to be replaced before the call is sent.
+  const text = params.toString().replace(/%3C/g, '<').replace(/%3E/g, '>');
   return text ? `?${text}` : '';
 }
 
