@@ -73,12 +73,19 @@ function objectFor(schema: JsonSchema): Record<string, unknown> {
   return out;
 }
 
+const examples = new WeakMap<Operation, Readonly<Record<string, unknown>>>();
+
 /** The example input of an operation, as an agent must send it (agent-only required fields included). */
-export function exampleInput(op: Operation): Record<string, unknown> {
-  return objectFor(agentInputSchema(op) as JsonSchema);
+export function exampleInput(op: Operation): Readonly<Record<string, unknown>> {
+  let input = examples.get(op);
+  if (!input) {
+    input = objectFor(agentInputSchema(op) as JsonSchema);
+    examples.set(op, input);
+  }
+  return input;
 }
 
-function queryOf(input: Record<string, unknown>): string {
+function queryOf(input: Readonly<Record<string, unknown>>): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(input))
     for (const item of Array.isArray(value) ? value : [value]) params.append(name, String(item));

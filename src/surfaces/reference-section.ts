@@ -51,14 +51,17 @@ export function typeText(schema: FieldSchema): string {
   return words.join(', ');
 }
 
+/** Each catalogued code by name, with the HTTP status it is answered with. */
+const STATUS_OF_CODE = new Map(
+  Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [
+    code,
+    'status' in entry ? entry.status : undefined,
+  ]),
+);
+
 /** The catalogue codes a refusal answers with: the ones it declares and the ones its text names. */
 function codesOf(status: number, declared: readonly HttpErrorCode[] | undefined, text: string): string[] {
-  const named = Object.entries(ERROR_CATALOGUE)
-    .filter(
-      ([code, entry]) =>
-        'status' in entry && entry.status === status && new RegExp(`\\b${code}\\b`).test(text),
-    )
-    .map(([code]) => code);
+  const named = (text.match(/[a-z0-9_]+/g) ?? []).filter((word) => STATUS_OF_CODE.get(word) === status);
   return [...new Set([...(declared ?? []), ...named])];
 }
 
