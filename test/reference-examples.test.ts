@@ -188,3 +188,21 @@ describe('/docs: generated from the registry, and its examples work', () => {
     );
   });
 });
+
+describe('/docs in a community with its own name', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ config: { communityName: 'Tool <Library>' } });
+  });
+  after(() => t?.close());
+
+  test('the kept page carries the name, as the page hooks put it on the page a member gets', async () => {
+    const member = await t.member('member', 'Lin');
+    const session = await createSession(t.deps.db, t.clock, member.id);
+    for (const headers of [{ 'accept-encoding': 'gzip' }, { cookie: `${SESSION_COOKIE}=${session}` }]) {
+      const text = await (await fetch(`${t.baseUrl}/docs`, { headers })).text();
+      assert.match(text, /<title>API reference · Tool &lt;Library&gt;<\/title>/);
+      assert.match(text, /<a class="brand" href="\/">Tool &lt;Library&gt;<\/a>/);
+    }
+  });
+});
