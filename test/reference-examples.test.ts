@@ -14,7 +14,7 @@ import { isRestOperation } from '../src/operations/types.ts';
 import { exampleInput, TOKEN_PLACEHOLDER } from '../src/surfaces/call-examples.ts';
 import { startTestApp, type TestApp } from './support/app.ts';
 
-const unescape = (text: string) =>
+const unescapeHtml = (text: string) =>
   text
     .replace(/&#39;/g, "'")
     .replace(/&quot;/g, '"')
@@ -26,7 +26,7 @@ const unescape = (text: string) =>
 function block(page: string, id: string): string {
   const found = new RegExp(`<code id="${id}">([^<]*)</code>`).exec(page)?.[1];
   assert.ok(found !== undefined, `no block ${id}`);
-  return unescape(found);
+  return unescapeHtml(found);
 }
 
 /** The command's words as the shell reads them (the examples quote with single quotes only). */
@@ -143,7 +143,7 @@ describe('/docs: generated from the registry, and its examples work', () => {
   });
 
   test('descriptions show their Markdown rendered: no backtick is left in the text', () => {
-    const text = unescape(
+    const text = unescapeHtml(
       page
         .replace(/<pre>[\s\S]*?<\/pre>/g, '')
         .replace(/<script[\s\S]*?<\/script>/g, '')
@@ -199,7 +199,11 @@ describe('/docs in a community with its own name', () => {
   test('the kept page carries the name, as the page hooks put it on the page a member gets', async () => {
     const member = await t.member('member', 'Lin');
     const session = await createSession(t.deps.db, t.clock, member.id);
-    for (const headers of [{ 'accept-encoding': 'gzip' }, { cookie: `${SESSION_COOKIE}=${session}` }]) {
+    const variants: Record<string, string>[] = [
+      { 'accept-encoding': 'gzip' },
+      { cookie: `${SESSION_COOKIE}=${session}` },
+    ];
+    for (const headers of variants) {
       const text = await (await fetch(`${t.baseUrl}/docs`, { headers })).text();
       assert.match(text, /<title>API reference · Tool &lt;Library&gt;<\/title>/);
       assert.match(text, /<a class="brand" href="\/">Tool &lt;Library&gt;<\/a>/);

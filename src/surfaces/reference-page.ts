@@ -27,11 +27,11 @@ function byTag(operations: readonly Operation[]): [string, Operation[]][] {
 
 function tocEntry(op: Operation) {
   const method = isRestOperation(op) ? op.method : 'MCP';
-  return html`<li data-op="${op.id}"><a href="#${op.id}"><span class="method">${method}</span> ${op.summary}</a></li>`;
+  return html`<li data-op="${op.id}"><a href="#${op.id}"><span class="method">${method}</span>${op.summary}</a></li>`;
 }
 
 function errorCodes() {
-  return html`<section id="errors" aria-labelledby="errors-title"><h2 id="errors-title">Error codes</h2>
+  return html`<section class="errors" id="errors" aria-labelledby="errors-title"><h2 id="errors-title">Error codes</h2>
 <p>Every refusal is JSON with <code>error</code> (one of these codes), <code>error_kind</code>, <code>message</code> and <code>request_id</code>. MCP tools answer them in-band (<code>isError</code>), A2A as JSON-RPC errors.</p>
 <table><thead><tr><th scope="col">Code</th><th scope="col">Meaning</th></tr></thead><tbody>${Object.entries(
     ERROR_CATALOGUE,
@@ -74,7 +74,7 @@ export function renderReferencePage(deps: Deps, operations: readonly Operation[]
 <p class="example-label"><button type="button" class="copy" data-copy="mcp-tools-list" hidden>Copy</button></p></section>
 ${tags.map(
   ([tag, ops]) =>
-    html`<section class="tag-group" id="tag-${tag}" aria-labelledby="tag-${tag}-title"><h2 id="tag-${tag}-title">${tag}</h2>${ops.map((op) => operationSection(deps, op))}</section>`,
+    html`<section class="tag-group" id="tag-${tag}" aria-labelledby="tag-${tag}-title"><h2 id="tag-${tag}-title">${tag}</h2>${ops.map((op) => operationSection(deps, op))}<p class="to-contents"><a href="#toc-title">Back to the operations</a></p></section>`,
 )}
 ${errorCodes()}
 </div>

@@ -107,9 +107,13 @@ function inputTable(op: Operation): SafeHtml {
 
 function answersTable(op: Operation): SafeHtml {
   const success =
-    op.sandbox === 'simulated' ? 'Success (a sandbox token gets 200 with the simulated receipt)' : 'Success';
+    op.sandbox !== 'simulated'
+      ? 'Success'
+      : op.successStatus === 200
+        ? 'Success; or, for a sandbox token, the simulated receipt (nothing changed)'
+        : 'Success (a sandbox token gets 200 with the simulated receipt, nothing changed)';
   return html`<h4>Answers</h4>
-<table><thead><tr><th scope="col">Status</th><th scope="col">When, and the <code>error</code> codes</th></tr></thead><tbody>
+<table class="answers"><thead><tr><th scope="col">Status</th><th scope="col">When, and the <code>error</code> codes</th></tr></thead><tbody>
 <tr><td>${op.successStatus}</td><td>${success}</td></tr>${withPipelineErrors(op).map((error) => {
     const codes = codesOf(error.status, error.codes, error.description);
     return html`<tr><td>${error.status}</td><td>${renderInline(error.description)}${
