@@ -113,6 +113,15 @@ describe('/docs in Chromium', { skip: skipWithoutChromium }, () => {
     });
   }
 
+  test('dark colour scheme: axe finds nothing either', async () => {
+    const context = await browser.newContext({ viewport: WIDTHS.desktop, colorScheme: 'dark' });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/docs`);
+    await page.getByLabel('Filter operations').waitFor();
+    assert.deepEqual(await violations(page), []);
+    await context.close();
+  });
+
   test('without JavaScript every section is shown, anchors work and the script-only controls stay hidden', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: WIDTHS.phone });
     const page = await context.newPage();
