@@ -151,6 +151,8 @@ describe('/docs: generated from the registry, and its examples work', () => {
     );
     assert.doesNotMatch(text, /`/);
     assert.ok(page.includes('Poll every <code>interval</code> seconds'));
+    // A call the prose names in passing links to its section.
+    assert.ok(page.includes('a withdrawn RSVP (<a href="#cancelRsvp">POST /api/events/rsvp/cancel</a>)'));
   });
 
   test('sent from kept bytes: gzipped to a client that takes gzip, plain otherwise; a member sees their name', async () => {

@@ -12,7 +12,7 @@ import { html, page, VIEWER_SLOT } from '../web/html.ts';
 import { renderInline } from '../web/markdown-subset.ts';
 import { communityFrame, signInSlot } from '../web/page-viewer.ts';
 import { mcpCurlExample } from './mcp-example.ts';
-import { operationSection } from './reference-section.ts';
+import { operationSection, sectionsByCall } from './reference-section.ts';
 
 /** The registry's tags in the order their first operation is declared, each with its operations. */
 function byTag(operations: readonly Operation[]): [string, Operation[]][] {
@@ -51,6 +51,7 @@ function errorCodes() {
 export function renderReferencePage(deps: Deps, operations: readonly Operation[]): string {
   const base = deps.config.publicUrl;
   const tags = byTag(operations);
+  const calls = sectionsByCall(operations);
   const body = html`<h1>API reference</h1>
 <p>Version <code>${API_VERSION}</code>, served unversioned at <code>${base}</code>. The same operations, machine-readable: <a href="/openapi.json">OpenAPI</a>, <a href="/llms.txt">llms.txt</a>, <a href="/.well-known/mcp.json">MCP server</a>, <a href="/.well-known/agent-card.json">A2A agent card</a>. An agent sends its token as <code>Authorization: Bearer agt_…</code>; a member mints one at <a href="/agent-console">the agent console</a>, an agent asks for one with <a href="#startSignup">the device flow</a>.</p>
 <div class="reference">
@@ -74,7 +75,7 @@ export function renderReferencePage(deps: Deps, operations: readonly Operation[]
 <p class="example-label"><button type="button" class="copy" data-copy="mcp-tools-list" hidden>Copy</button></p></section>
 ${tags.map(
   ([tag, ops]) =>
-    html`<section class="tag-group" id="tag-${tag}" aria-labelledby="tag-${tag}-title"><h2 id="tag-${tag}-title">${tag}</h2>${ops.map((op) => operationSection(deps, op))}<p class="to-contents"><a href="#toc-title">Back to the operations</a></p></section>`,
+    html`<section class="tag-group" id="tag-${tag}" aria-labelledby="tag-${tag}-title"><h2 id="tag-${tag}-title">${tag}</h2>${ops.map((op) => operationSection(deps, op, calls))}<p class="to-contents"><a href="#toc-title">Back to the operations</a></p></section>`,
 )}
 ${errorCodes()}
 </div>

@@ -157,14 +157,44 @@ function searchTerms(op: Operation): string {
   return [op.id, op.mcpTool, op.tag, op.method, op.path, ...(op.aliases ?? [])].filter(Boolean).join(' ');
 }
 
-export function operationSection(deps: Deps, op: Operation): SafeHtml {
+/** Each REST call by `METHOD path` (aliases too), to the id of its operation's section. */
+export function sectionsByCall(operations: readonly Operation[]): Map<string, string> {
+  const calls = new Map<string, string>();
+  for (const op of operations)
+    if (isRestOperation(op))
+      for (const path of [op.path, ...(op.aliases ?? [])]) calls.set(`${op.method} ${path}`, op.id);
+  return calls;
+}
+
+/**
+ * Rendered prose with each `METHOD /path` it names in passing made a link to that operation's
+ * section. Only text outside tags, links and code is touched; the words themselves do not change.
+ */
+function linkCalls(rendered: SafeHtml, calls: ReadonlyMap<string, string>): SafeHtml {
+  let depth = 0;
+  const parts = rendered.value.split(/(<[^>]*>)/).map((part) => {
+    if (part.startsWith('<')) {
+      if (/^<(a|code)\b/.test(part)) depth++;
+      else if (/^<\/(a|code)>/.test(part)) depth--;
+      return part;
+    }
+    if (depth > 0) return part;
+    return part.replace(/\b(GET|POST|DELETE) (\/[A-Za-z0-9/_-]+)/g, (whole, method, path) => {
+      const id = calls.get(`${method} ${path}`);
+      return id ? `<a href="#${id}">${whole}</a>` : whole;
+    });
+  });
+  return new SafeHtml(parts.join(''));
+}
+
+export function operationSection(deps: Deps, op: Operation, calls: ReadonlyMap<string, string>): SafeHtml {
   const where = isRestOperation(op)
     ? html`<span class="method">${op.method}</span> <code>${op.path}</code>`
     : html`<span class="method">MCP</span> <code>${op.mcpTool}</code>`;
   return html`<section class="op" id="${op.id}" aria-labelledby="${op.id}-title" data-terms="${searchTerms(op)}">
 <h3 id="${op.id}-title">${where}${op.deprecated ? html` <span class="tag">deprecated</span>` : ''}</h3>
 <p class="op-summary"><strong>${op.summary}</strong> · <code>${op.id}</code> · <a href="#${op.id}">link<span class="visually-hidden"> to ${op.summary}</span></a></p>
-<div class="op-about">${renderMarkdownSubset(op.description ?? '')}</div>
+<div class="op-about">${linkCalls(renderMarkdownSubset(op.description ?? ''), calls)}</div>
 ${facts(deps, op)}
 ${inputTable(op)}
 ${answersTable(op)}
