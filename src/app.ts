@@ -22,7 +22,7 @@ import { registerClientRegistration } from './surfaces/oauth-code.ts';
 import { registerOAuthDeviceFacade } from './surfaces/oauth-device.ts';
 import { buildOpenApi } from './surfaces/openapi.ts';
 import { registerPaymentDiscovery } from './surfaces/payment-discovery.ts';
-import { renderReferencePage } from './surfaces/reference-page.ts';
+import { registerReferencePage } from './surfaces/reference-page.ts';
 import {
   frameworkErrorHandler,
   refusedJson,
@@ -182,8 +182,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     registerPublishedEventPage(pages, deps);
     registerHighlightsPage(pages, deps);
     registerNewsletterFeeds(pages, deps);
-    const reference = renderReferencePage(openapi);
-    pages.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(reference));
+    registerReferencePage(pages, deps, operations);
     registerHomePage(pages, deps);
   });
   return app;

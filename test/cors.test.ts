@@ -263,7 +263,7 @@ describe('cross-origin access by default (no origin listed)', () => {
     const command = llms.split('\n').find((line) => line.startsWith('curl '));
     assert.ok(command, 'llms.txt shows a curl command');
     const docs = await (await fetch(`${t.baseUrl}/docs`)).text();
-    const shown = /<section id="mcp-example">[\s\S]*?<pre><code>([^<]*)<\/code><\/pre>/.exec(docs)?.[1];
+    const shown = /<section id="mcp-example"[\s\S]*?<pre><code[^>]*>([^<]*)<\/code><\/pre>/.exec(docs)?.[1];
     const unescaped = shown
       ?.replace(/&#39;/g, "'")
       .replace(/&quot;/g, '"')

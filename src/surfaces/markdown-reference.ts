@@ -2,7 +2,7 @@ import { bodyCapOf } from '../operations/body-cap.ts';
 import type { Deps } from '../operations/services.ts';
 import { isRestOperation, type Operation } from '../operations/types.ts';
 
-const CREDENTIAL_TEXT: Record<Operation['credential'], string> = {
+export const CREDENTIAL_TEXT: Record<Operation['credential'], string> = {
   public: 'anonymous (a bearer is read if sent)',
   optional_bearer: 'anonymous, or bearer to attribute',
   bearer: 'agent bearer',
@@ -10,7 +10,8 @@ const CREDENTIAL_TEXT: Record<Operation['credential'], string> = {
   bearer_or_session: 'agent bearer or browser session',
 };
 
-function window(value: number | 'utc_day'): string {
+/** A rate window in words: `1 h`, `60 s`, `UTC day`. */
+export function windowText(value: number | 'utc_day'): string {
   if (value === 'utc_day') return 'UTC day';
   return value % 3600 === 0 ? `${value / 3600} h` : `${value} s`;
 }
@@ -21,7 +22,7 @@ export function renderMarkdownReference(deps: Deps, allOperations: readonly Oper
   const toolOnly = allOperations.filter((op) => !isRestOperation(op));
   const limitsOf = (op: Operation) =>
     [...(op.rateLimits?.(deps) ?? []), ...(op.quotas?.(deps) ?? [])]
-      .map((p) => `${p.limit}/${p.per}/${window(p.window)}`)
+      .map((p) => `${p.limit}/${p.per}/${windowText(p.window)}`)
       .join(', ');
   const lines = [
     '# Endpoint reference',

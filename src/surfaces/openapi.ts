@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { statusOfCode } from '../core/error-catalogue.ts';
+import { type HttpErrorCode, statusOfCode } from '../core/error-catalogue.ts';
 import { SCOPE_CATALOG } from '../domain/access/scopes.ts';
 import { API_VERSION } from '../operations/api-version.ts';
 import { bodyCapOf } from '../operations/body-cap.ts';
@@ -29,47 +29,77 @@ function pipelineErrors(op: Operation): DocumentedError[] {
   const withBody = op.method !== 'GET';
   const credentialed = op.credential !== 'public' && op.credential !== 'optional_bearer';
   const sessionWrite = (op.credential === 'session' || op.credential === 'bearer_or_session') && withBody;
+  const bearerCodes: HttpErrorCode[] = [
+    'missing_token',
+    'invalid_authorization',
+    'invalid_token',
+    'token_revoked',
+    'signature_verification_failed',
+  ];
+  const credentialCodes: HttpErrorCode[] =
+    op.credential === 'session'
+      ? ['session_required', 'session_expired']
+      : op.credential === 'bearer'
+        ? bearerCodes
+        : [...bearerCodes, 'session_expired'];
   const errors: (DocumentedError | false)[] = [
     {
       status: statusOfCode('validation_failed'),
       description: withBody
         ? 'The body is not JSON (invalid_json) or breaks the input schema: an unknown field, a wrong type (validation, with field)'
         : 'The query breaks the input schema: an unknown parameter, a wrong type (validation, with field)',
+      codes: withBody ? ['validation_failed', 'invalid_json'] : ['validation_failed'],
     },
     credentialed && {
       status: statusOfCode('invalid_token'),
       description: 'Missing, unknown, expired or revoked credential',
+      codes: credentialCodes,
     },
     op.scope !== undefined &&
       credentialed && {
         status: statusOfCode('insufficient_scope'),
         description: `The token lacks ${op.scope}, or the member's tier no longer grants it (tier)`,
+        codes: ['insufficient_scope', 'tier_insufficient'],
       },
-    sessionWrite && { status: statusOfCode('cross_site_request'), description: CROSS_SITE },
+    sessionWrite && {
+      status: statusOfCode('cross_site_request'),
+      description: CROSS_SITE,
+      codes: ['cross_site_request'],
+    },
     withBody && {
       status: statusOfCode('payload_too_large'),
       description: 'Body larger than the operation accepts (payload_too_large)',
+      codes: ['payload_too_large'],
     },
     withBody && {
       status: statusOfCode('unsupported_media_type'),
       description: 'A body that is not sent as application/json (unsupported_media_type)',
+      codes: ['unsupported_media_type'],
     },
-    { status: statusOfCode('rate_limited'), description: RATE_LIMITED },
+    { status: statusOfCode('rate_limited'), description: RATE_LIMITED, codes: ['rate_limited'] },
     {
       status: statusOfCode('headers_too_large'),
       description: 'Request headers larger than the HTTP server accepts (answered before any operation runs)',
+      codes: ['headers_too_large'],
     },
   ];
   return errors.filter((error): error is DocumentedError => error !== false);
 }
 
-/** The operation's own refusals, and those the pipeline adds for every operation of its kind. */
-function withPipelineErrors(op: Operation): DocumentedError[] {
+/**
+ * The operation's own refusals, and those the pipeline adds for every operation of its kind (the
+ * pipeline's codes joined to a status the operation lists itself: the reference page shows them).
+ */
+export function withPipelineErrors(op: Operation): DocumentedError[] {
   const listed = op.errors.map((error) => ({ ...error }));
   for (const added of pipelineErrors(op)) {
     const same = listed.find((error) => error.status === added.status);
-    if (!same) listed.push({ ...added });
-    else if (added.status === statusOfCode('rate_limited') || added.description === CROSS_SITE)
+    if (!same) {
+      listed.push({ ...added });
+      continue;
+    }
+    same.codes = [...new Set([...(same.codes ?? []), ...(added.codes ?? [])])];
+    if (added.status === statusOfCode('rate_limited') || added.description === CROSS_SITE)
       same.description = `${same.description}; or ${added.description[0].toLowerCase()}${added.description.slice(1)}`;
   }
   return listed.sort((a, b) => a.status - b.status);

@@ -27,9 +27,11 @@ export const COPY_SCRIPT = asset('copy.js', 'text/javascript; charset=utf-8');
 /** The site's icon, linked from every page's head. */
 export const FAVICON = asset('favicon.svg', 'image/svg+xml');
 export const LIVE_SCRIPT = asset('live.js', 'text/javascript; charset=utf-8');
+/** The API reference's filter box (/docs): the page works without it. */
+export const REFERENCE_SCRIPT = asset('reference.js', 'text/javascript; charset=utf-8');
 
 export function registerAssets(app: FastifyInstance): void {
-  for (const { path, url, type, body } of [STYLESHEET, COPY_SCRIPT, LIVE_SCRIPT, FAVICON]) {
+  for (const { path, url, type, body } of [STYLESHEET, COPY_SCRIPT, LIVE_SCRIPT, REFERENCE_SCRIPT, FAVICON]) {
     const version = new URL(url, 'http://x').searchParams.get('v');
     app.get(path, async (request, reply) => {
       // Kept a year only at the versioned address the pages link; the bare path is checked each time.

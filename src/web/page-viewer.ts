@@ -16,6 +16,12 @@ export function isOperatorTier(deps: Deps, tier: string): boolean {
   return deps.tiers.scopesOf(tier).some((scope) => scope.startsWith('admin:'));
 }
 
+/** The header's slot for a visitor who is not signed in: signing in comes back to `url`. */
+export function signInSlot(url: string): string {
+  return html`<span class="viewer" data-viewer><a href="/signin?next=${encodeURIComponent(url)}">Sign in</a></span>`
+    .value;
+}
+
 /**
  * Every page's header says who is signed in, and shows operators the way to their console. Pages are
  * rendered without the session (most do not need it), so one onSend hook fills the header's slot
@@ -36,8 +42,8 @@ export function showViewerInHeader(app: FastifyInstance, deps: Deps): void {
           // whose key must not ride along in a mailed link).
           const stay = request.method !== 'GET' || /^\/(signin|dev)\b/.test(request.url);
           if (stay) return done(null, payload);
-          const back = html`<span class="viewer" data-viewer><a href="/signin?next=${encodeURIComponent(request.url)}">Sign in</a></span>`;
-          return done(null, payload.slice(0, at) + back.value + payload.slice(at + VIEWER_SLOT.length));
+          const back = signInSlot(request.url);
+          return done(null, payload.slice(0, at) + back + payload.slice(at + VIEWER_SLOT.length));
         }
         const { member } = session;
         const viewer = html`<span class="viewer" data-viewer>Signed in as <strong>${member.name}</strong> (${member.tier})${

@@ -16,10 +16,15 @@ const Input = strictObject({
     Type.Array(Type.String({ maxLength: 64 }), {
       maxItems: 64,
       description: 'Scopes requested (1 to 64); checked against the approving member’s tier.',
+      examples: [EXAMPLE_BODY.scopes],
     }),
   ),
   client_name: Type.Optional(
-    Type.String({ maxLength: 80, description: 'Shown to the approving human, marked unverified.' }),
+    Type.String({
+      maxLength: 80,
+      description: 'Shown to the approving human, marked unverified.',
+      examples: [EXAMPLE_BODY.client_name],
+    }),
   ),
   sandbox: Type.Optional(Type.Boolean({ description: 'Mint a sandbox token (writes are simulated).' })),
 });
