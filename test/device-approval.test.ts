@@ -40,7 +40,7 @@ for (const engine of engines) {
       assert.match(linked.text, /An agent asks to act for you/);
       assert.match(
         linked.text,
-        new RegExp(`<code>${grant.user_code}</code></strong>: check that your agent`),
+        new RegExp(`<code class="user-code">${grant.user_code}</code></strong>: check that your agent`),
       );
       assert.deepEqual(scopesListed(linked.text, 'granted'), ['read:public', 'events:rsvp']);
       assert.match(linked.text, /name="decision" value="approve"/);

@@ -32,6 +32,16 @@ const STATE_WORDS: Record<string, string> = {
   cancelled: 'cancelled',
 };
 
+/**
+ * A booking's state in words, with its reason; a reason that names the state ("cancelled by
+ * operator") is the state itself, not said twice.
+ */
+function stateOf(status: string, reason: string | null, words = status): string {
+  if (!reason) return words;
+  const reasonWords = reason.replaceAll('_', ' ');
+  return reason.startsWith(`${status}_`) ? reasonWords : `${words} (${reasonWords})`;
+}
+
 function failure(result: CallResult): string {
   const body = result.body as { message?: string; error?: string };
   return body.message ?? body.error ?? 'refused';
@@ -65,10 +75,10 @@ export function registerBookingsPage(app: FastifyInstance, deps: Deps): void {
 ${waiting ? html`<p role="status" id="waiting">Some requests are still queued. <a href="/bookings" id="refresh">Refresh</a> to see the calendar's decision.</p>` : ''}
 ${
   rows.length
-    ? html`<div class="table"><table><thead><tr><th>Resource</th><th>From</th><th>To</th><th>Status</th><th>Purpose</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+    ? html`<div class="table"><table class="stack"><thead><tr><th>Resource</th><th>From</th><th>To</th><th>Status</th><th>Purpose</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
 ${rows.map(
   (row) =>
-    html`<tr id="${row.id}" data-status="${row.status}"><td>${row.name}</td><td>${when(Number(row.start_at))}</td><td>${when(Number(row.end_at))}</td><td>${STATE_WORDS[row.status] ?? row.status}${row.reason ? html` (${row.reason.replaceAll('_', ' ')})` : ''}</td><td>${row.purpose}</td><td>${
+    html`<tr id="${row.id}" data-status="${row.status}"><td data-label="Resource">${row.name}</td><td data-label="From">${when(Number(row.start_at))}</td><td data-label="To">${when(Number(row.end_at))}</td><td data-label="Status">${stateOf(row.status, row.reason, STATE_WORDS[row.status])}</td><td data-label="Purpose">${row.purpose}</td><td>${
       row.status === 'queued' || row.status === 'confirmed' ? cancelForm(csrf, row.id, '/bookings') : ''
     }</td></tr>`,
 )}
@@ -211,10 +221,10 @@ ${
 <a href="/operator/bookings?day=${new Date(day - MS.day).toISOString().slice(0, 10)}">Previous day</a> · <a href="/operator/bookings?day=${new Date(day + MS.day).toISOString().slice(0, 10)}">Next day</a></p></form>
 ${
   rows.length
-    ? html`<div class="table"><table id="day-bookings"><thead><tr><th>Resource</th><th>From</th><th>To</th><th>Member</th><th>Status</th><th>Purpose</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+    ? html`<div class="table"><table id="day-bookings" class="stack"><thead><tr><th>Resource</th><th>From</th><th>To</th><th>Member</th><th>Status</th><th>Purpose</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
 ${rows.map(
   (row) =>
-    html`<tr id="${row.id}" data-status="${row.status}"><td>${row.resource_name}</td><td>${when(Number(row.start_at))}</td><td>${when(Number(row.end_at))}</td><td>${row.member_name ?? row.member_id}</td><td>${row.status}${row.reason ? html` (${row.reason.replaceAll('_', ' ')})` : ''}</td><td>${row.purpose}</td><td>${
+    html`<tr id="${row.id}" data-status="${row.status}"><td data-label="Resource">${row.resource_name}</td><td data-label="From">${when(Number(row.start_at))}</td><td data-label="To">${when(Number(row.end_at))}</td><td data-label="Member">${row.member_name ?? row.member_id}</td><td data-label="Status">${stateOf(row.status, row.reason)}</td><td data-label="Purpose">${row.purpose}</td><td>${
       row.status === 'queued' || row.status === 'confirmed' ? cancelForm(csrf, row.id, back) : ''
     }</td></tr>`,
 )}</tbody></table></div>`

@@ -60,7 +60,7 @@ export function registerDeviceApprovalPages(app: FastifyInstance, deps: Deps): v
 <dl class="facts">
 <dt>Agent</dt><dd><strong>${grant.client_name ?? 'unnamed client'}</strong> <span class="badge risk-medium">unverified: the agent chose this name</span></dd>
 <dt>From</dt><dd>IP ${grant.ip ?? 'unknown'}, ${grant.user_agent ?? 'unknown software'}</dd>
-<dt>Code</dt><dd><strong><code>${normalizeUserCode(code)}</code></strong>: check that your agent shows this same code</dd>
+<dt>Code</dt><dd><strong><code class="user-code">${normalizeUserCode(code)}</code></strong>: check that your agent shows this same code</dd>
 <dt>Asked</dt><dd>${age(deps.clock.now() - Number(grant.created_at))}</dd>
 </dl></section>
 ${grantCard(granted, denied, tier)}
