@@ -118,7 +118,7 @@ ${listing.stale ? html`<p class="warning">The booking queue is behind: decisions
 ${listing.resources.map((resource) => {
   const days = freeSlots(resource, now);
   return html`<section class="card" id="resource-${resource.id}" aria-labelledby="name-${resource.id}"><h2 id="name-${resource.id}">${resource.name}</h2>
-<p>${resource.kind}, capacity ${resource.capacity}. Open weekdays ${resource.open_hours.weekdays}, weekends ${resource.open_hours.weekends} (UTC).${resource.queued_requests ? html` ${resource.queued_requests} request(s) waiting to be decided.` : ''}</p>
+<p>${resource.kind}, capacity ${resource.capacity}. Open weekdays ${resource.open_hours.weekdays}, weekends ${resource.open_hours.weekends} (UTC).${resource.queued_requests ? html` ${resource.queued_requests === 1 ? 'One request is' : `${resource.queued_requests} requests are`} waiting to be decided.` : ''}</p>
 ${
   resource.bookable
     ? html`<details open><summary>Free hours, next 7 days</summary><ul>${days.map(
@@ -127,10 +127,10 @@ ${
       )}</ul></details>
 <form method="post" action="/resources/book">${csrfField(csrf)}<input type="hidden" name="resource_id" value="${resource.id}">
 <fieldset><legend>Book ${resource.name}</legend>
-<p class="field"><label for="date-${resource.id}">Day (UTC)</label><br><input id="date-${resource.id}" name="date" type="date" required min="${today}" value="${today}"></p>
-<p class="field"><label for="from-${resource.id}">From (UTC)</label><br><input id="from-${resource.id}" name="from" type="time" required></p>
-<p class="field"><label for="to-${resource.id}">To (UTC)</label><br><input id="to-${resource.id}" name="to" type="time" required></p>
-<p class="field"><label for="purpose-${resource.id}">Purpose (optional)</label><br><input id="purpose-${resource.id}" name="purpose" maxlength="600"></p>
+<p class="field"><label for="date-${resource.id}">Day (UTC)</label><input id="date-${resource.id}" name="date" type="date" required min="${today}" value="${today}"></p>
+<p class="field"><label for="from-${resource.id}">From (UTC)</label><input id="from-${resource.id}" name="from" type="time" required></p>
+<p class="field"><label for="to-${resource.id}">To (UTC)</label><input id="to-${resource.id}" name="to" type="time" required></p>
+<p class="field"><label for="purpose-${resource.id}">Purpose (optional)</label><input id="purpose-${resource.id}" name="purpose" maxlength="600"></p>
 <button type="submit" class="primary">Request ${resource.name}</button></fieldset></form>`
     : html`<p class="muted">Not bookable at the moment.</p>`
 }</section>`;

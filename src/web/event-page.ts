@@ -109,7 +109,7 @@ ${row.location ? html`<p>${row.location}</p>` : ''}
         : zoneOf(request);
       const value = (name: string) => formField(request, name) ?? '';
       const field = (name: string, label: string, input: SafeHtml) =>
-        html`<p class="field"><label for="p-${name}">${label}</label><br>${input}</p>`;
+        html`<p class="field"><label for="p-${name}">${label}</label>${input}</p>`;
       return sendPage(
         reply,
         status,
