@@ -84,7 +84,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
         'Sign in',
         html`<h1>Sign in</h1>${oidcButton(deps.config, next)}${
           emailLinks
-            ? html`<p>We send a single-use sign-in link to your email address.</p>
+            ? html`<p>We send a single-use sign-in link to your email address. Opened in this browser, it signs you in at once; opened anywhere else, it asks you to confirm first.</p>
 <form method="post" action="/signin">${csrfField(csrf)}<input type="hidden" name="next" value="${next}">
 <label for="email">Email address</label><br>
 <input id="email" name="email" type="email" autocomplete="email" required maxlength="255">
