@@ -34,11 +34,21 @@ for (const engine of engines) {
       const member = await t.member('member', 'Mina');
       const browser = await signInThroughOutbox(t, member.email);
 
-      const form = await browser.request('GET', `/signup-with-agent?code=${grant.user_code}`);
-      assert.equal(form.status, 200);
-      assert.match(form.text, new RegExp(`value="${grant.user_code}"`), 'the code is prefilled');
+      // The agent's link, opened signed in: what it asks for at once, Approve the one step left.
+      const linked = await browser.request('GET', `/signup-with-agent?code=${grant.user_code}`);
+      assert.equal(linked.status, 200);
+      assert.match(linked.text, /An agent asks to act for you/);
+      assert.match(
+        linked.text,
+        new RegExp(`<code class="user-code">${grant.user_code}</code></strong>: check that your agent`),
+      );
+      assert.deepEqual(scopesListed(linked.text, 'granted'), ['read:public', 'events:rsvp']);
+      assert.match(linked.text, /name="decision" value="approve"/);
       const pendingRow = (await t.deps.db.selectFrom('device_grants').selectAll().execute()).at(-1)!;
       assert.equal(pendingRow.bound_session_hash, null, 'a GET binds nothing');
+      assert.equal(pendingRow.status, 'pending', 'and decides nothing');
+      const form = await browser.request('GET', '/signup-with-agent');
+      assert.match(form.text, /Enter the code the agent showed you/, 'without a code: the form');
 
       const entered = grant.user_code.toLowerCase().replace('-', ' ');
       const reviewPage = await browser.request('POST', '/signup-with-agent', {
@@ -162,6 +172,28 @@ for (const engine of engines) {
         );
       }
       assert.deepEqual(statuses, [...Array(10).fill(404), 429]);
+      // The agent's link counts as an entry too: it is no way around the limit.
+      const linked = await browser.request('GET', '/signup-with-agent?code=BBBB-BBBB');
+      assert.equal(linked.status, 429);
+    });
+
+    test("the agent's link opened by another session than the one that entered the code is refused", async () => {
+      t.clock.advance(60_000); // a fresh minute of code entries from this IP
+      const grant = await startGrant();
+      const first = await signInThroughOutbox(t, (await t.member('member')).email);
+      const entered = await first.request('POST', '/signup-with-agent', {
+        code: grant.user_code,
+        csrf: first.csrf,
+      });
+      assert.equal(entered.status, 200);
+      const second = await signInThroughOutbox(t, (await t.member('member')).email);
+      const linked = await second.request('GET', `/signup-with-agent?code=${grant.user_code}`);
+      assert.equal(linked.status, 403);
+      assert.match(linked.text, /entered in another session/);
+      const again = await first.request('GET', `/signup-with-agent?code=${grant.user_code}`);
+      assert.equal(again.status, 200, 'the session it is bound to still reviews it');
+      const unknown = await first.request('GET', '/signup-with-agent?code=ZZZZ-ZZZZ');
+      assert.equal(unknown.status, 404);
     });
   });
 }

@@ -25,6 +25,12 @@ for (const engine of engines) {
       const sent = await requestLink(browser, member.email.toUpperCase());
       assert.equal(sent.status, 200);
       assert.match(sent.text, /Check your mail/);
+      const asking = sent.headers.getSetCookie().find((line) => line.startsWith('__signin='));
+      assert.ok(asking, 'the asking browser gets its cookie');
+      assert.match(asking, /HttpOnly/);
+      assert.match(asking, /SameSite=Lax/);
+      assert.match(asking, /Path=\/signin;/);
+      assert.match(asking, /Max-Age=900/);
       const outbox = await browser.request('GET', outboxPath(t.deps));
       const secret = linkFromOutbox(outbox.text);
 
@@ -33,12 +39,15 @@ for (const engine of engines) {
       assert.equal(stored[0].id_hash, sha256(secret));
       assert.equal(stored[0].email, member.email);
       assert.ok(!JSON.stringify(stored).includes(secret), 'the link secret is stored hashed only');
+      const browserSecret = browser.cookies.get('__signin')!;
+      assert.equal(stored[0].browser_hash, sha256(browserSecret), 'so is the asking browser');
 
-      const confirm = await browser.request('GET', `/signin/confirm?link=${encodeURIComponent(secret)}`);
-      assert.equal(confirm.status, 200);
-      assert.equal(confirm.headers.get('cache-control'), 'no-store');
-      const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+      // Opened in the browser that asked: signed in by the GET itself.
+      const done = await browser.request('GET', `/signin/confirm?link=${encodeURIComponent(secret)}`);
       assert.equal(done.status, 303);
+      assert.equal(done.headers.get('location'), '/my-agents');
+      assert.equal(done.headers.get('cache-control'), 'no-store');
+      assert.equal(browser.cookies.get('__signin'), undefined, 'the asking cookie has done its work');
       const setCookie = done.headers.getSetCookie().find((line) => line.startsWith('__session='));
       assert.ok(setCookie);
       assert.match(setCookie, /HttpOnly/);
@@ -63,6 +72,9 @@ for (const engine of engines) {
       const reuse = await again.request('POST', '/signin/confirm', { link: secret, csrf: again.csrf });
       assert.equal(reuse.status, 400, 'a link works once');
       const sessions = await t.deps.db.selectFrom('sessions').select('id_hash').execute();
+      const reopened = await browser.request('GET', `/signin/confirm?link=${encodeURIComponent(secret)}`);
+      assert.equal(reopened.status, 303, 'opened again in the browser it signed in, it goes on');
+      assert.equal(reopened.headers.get('location'), '/my-agents');
       const resent = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
       assert.equal(resent.status, 303, 'sent again by the browser it signed in, it goes on');
       assert.equal(browser.cookies.get('__session'), sessionId, 'with the same session');
@@ -132,15 +144,85 @@ for (const engine of engines) {
       assert.equal((await browser.request('POST', '/signout', { csrf: second })).status, 303);
     });
 
+    test('a scanner, a previewer or a prefetch opening the link spends nothing; the member still signs in', async () => {
+      const member = await t.member('member', 'Sami');
+      const browser = new Browser(t.baseUrl);
+      await requestLink(browser, member.email);
+      const secret = linkFromOutbox((await browser.request('GET', outboxPath(t.deps))).text);
+      const path = `/signin/confirm?link=${encodeURIComponent(secret)}`;
+      const unspent = async () =>
+        (
+          await t.deps.db
+            .selectFrom('sign_in_links')
+            .select('used_at')
+            .where('id_hash', '=', sha256(secret))
+            .executeTakeFirstOrThrow()
+        ).used_at === null;
+      // A mail scanner: a plain GET with none of our cookies, following redirects as it likes.
+      const scanned = await fetch(t.baseUrl + path, { headers: { 'user-agent': 'LinkScanner/1.0' } });
+      assert.equal(scanned.status, 200);
+      assert.match(await scanned.text(), /Finish signing in/);
+      assert.equal(scanned.headers.getSetCookie().filter((line) => line.startsWith('__session=')).length, 0);
+      // Another cookie of ours (a pre-session CSRF secret) is not the asking browser's either.
+      const stranger = new Browser(t.baseUrl);
+      await stranger.request('GET', '/signin');
+      assert.equal((await stranger.request('GET', path)).status, 200);
+      // The asking browser's own speculative fetch is not the member opening the link.
+      const prefetched = await fetch(t.baseUrl + path, {
+        redirect: 'manual',
+        headers: { cookie: browser.cookieHeader, 'sec-purpose': 'prefetch' },
+      });
+      assert.equal(prefetched.status, 200);
+      assert.ok(await unspent(), 'nothing so far spent the link');
+
+      const opened = await browser.request('GET', path);
+      assert.equal(opened.status, 303);
+      assert.ok(browser.cookies.get('__session'));
+      assert.ok(!(await unspent()));
+      const afterwards = await fetch(t.baseUrl + path);
+      assert.equal(afterwards.status, 200, 'a scanner coming later sees the button, and nothing else');
+      const replay = new Browser(t.baseUrl);
+      await replay.request('GET', path);
+      const reused = await replay.request('POST', '/signin/confirm', { link: secret, csrf: replay.csrf });
+      assert.equal(reused.status, 400, 'still single-use');
+    });
+
+    test('asking twice from one browser: each link opens there in one step', async () => {
+      const member = await t.member('member');
+      const browser = new Browser(t.baseUrl);
+      await requestLink(browser, member.email);
+      const first = linkFromOutbox((await browser.request('GET', outboxPath(t.deps))).text);
+      const cookie = browser.cookies.get('__signin');
+      await requestLink(browser, member.email);
+      const second = linkFromOutbox((await browser.request('GET', outboxPath(t.deps))).text);
+      assert.notEqual(first, second);
+      assert.equal(browser.cookies.get('__signin'), cookie, 'the same asking cookie, renewed');
+      const opened = await browser.request('GET', `/signin/confirm?link=${encodeURIComponent(first)}`);
+      assert.equal(opened.status, 303);
+    });
+
     test('a link expires after 15 minutes', async () => {
       const member = await t.member('member');
       const browser = new Browser(t.baseUrl);
       await requestLink(browser, member.email);
       const secret = linkFromOutbox((await browser.request('GET', outboxPath(t.deps))).text);
       t.clock.advance(15 * 60_000 + 1);
+      // The asking browser is told at once; any other gets the button, then the same answer.
+      const opened = await browser.request('GET', `/signin/confirm?link=${encodeURIComponent(secret)}`);
+      assert.equal(opened.status, 400);
+      assert.match(opened.text, /This link has expired or was already used/);
       const late = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
       assert.equal(late.status, 400);
       assert.equal(browser.cookies.get('__session'), undefined);
+      const elsewhere = new Browser(t.baseUrl);
+      const page = await elsewhere.request('GET', `/signin/confirm?link=${encodeURIComponent(secret)}`);
+      assert.equal(page.status, 200);
+      const posted = await elsewhere.request('POST', '/signin/confirm', {
+        link: secret,
+        csrf: elsewhere.csrf,
+      });
+      assert.equal(posted.status, 400);
+      assert.match(posted.text, /This link has expired or was already used/);
     });
 
     test('a first sign-in of an unknown email creates a public member while open sign-up is on', async () => {
@@ -148,7 +230,7 @@ for (const engine of engines) {
       const email = `newcomer-${Date.now()}@test.example`;
       await requestLink(browser, email);
       const secret = linkFromOutbox((await browser.request('GET', outboxPath(t.deps))).text);
-      const done = await browser.request('POST', '/signin/confirm', { link: secret, csrf: browser.csrf });
+      const done = await browser.request('GET', `/signin/confirm?link=${encodeURIComponent(secret)}`);
       assert.equal(done.status, 303);
       const member = await t.deps.db
         .selectFrom('members')
@@ -178,6 +260,8 @@ for (const engine of engines) {
         const url = new URL(
           outbox.match(/http:\/\/\S+\/signin\/confirm\?\S+?(?=<|\s)/)![0].replace(/&amp;/g, '&'),
         );
+        // Opened on another device (without the asking cookie): through the confirm button.
+        browser.cookies.delete('__signin');
         const confirm = await browser.request('GET', url.pathname + url.search);
         const nextField =
           confirm.text.match(/name="next" value="([^"]*)"/)?.[1]?.replace(/&amp;/g, '&') ?? '';
@@ -240,8 +324,15 @@ for (const engine of engines) {
         .replace(/&gt;/g, '>')
         .replace(/&amp;/g, '&');
 
-    /** The flow a person goes through with `raw` as `next`, up to the confirm page. */
-    async function toConfirmPage(email: string, raw: string) {
+    /**
+     * The flow a person goes through with `raw` as `next`, up to the mailed link, and, opened
+     * elsewhere than in the asking browser, its confirm page.
+     */
+    async function toConfirmPage(
+      email: string,
+      raw: string,
+      opened: 'asking browser' | 'elsewhere' = 'elsewhere',
+    ) {
       const browser = new Browser(t.baseUrl);
       const form = await browser.request('GET', `/signin?${new URLSearchParams({ next: raw })}`);
       assert.equal(form.status, 200);
@@ -255,9 +346,14 @@ for (const engine of engines) {
       const url = new URL(
         outbox.match(/http:\/\/\S+\/signin\/confirm\?\S+?(?=<|\s)/)![0].replace(/&amp;/g, '&'),
       );
-      const confirm = await browser.request('GET', url.pathname + url.search);
+      const path = url.pathname + url.search;
+      if (opened === 'asking browser')
+        return { browser, link: url.searchParams.get('link')!, path, next: '' };
+      // Opened on another device: the same browser without the asking cookie, so the confirm button.
+      browser.cookies.delete('__signin');
+      const confirm = await browser.request('GET', path);
       assert.equal(confirm.status, 200);
-      return { browser, link: url.searchParams.get('link')!, next: hiddenNext(confirm.text) };
+      return { browser, link: url.searchParams.get('link')!, path, next: hiddenNext(confirm.text) };
     }
 
     test('any `next`, through the whole sign-in: never a 5xx, never another site, and signed in at the end', async () => {
@@ -276,6 +372,21 @@ for (const engine of engines) {
           const landed = await browser.request('GET', '/signin');
           assert.match(landed.text, /signed in as <strong>Nora<\/strong>/, label);
         }
+      }
+    });
+
+    test('any `next`, opened in the asking browser: signed in by the GET, never a 5xx, never another site', async () => {
+      const member = await t.member('member', 'Noor');
+      for (const raw of hostileNexts) {
+        const label = JSON.stringify(raw.slice(0, 60));
+        const { browser, path } = await toConfirmPage(member.email, raw, 'asking browser');
+        const done = await browser.request('GET', path);
+        assert.equal(done.status, 303, `${label}: ${done.text.slice(0, 300)}`);
+        const location = done.headers.get('location') ?? '';
+        assert.equal(new URL(location, t.baseUrl).origin, t.baseUrl, `${label} -> ${location}`);
+        assert.match(location, /^\/(?![/\\])[\x21-\x7e]*$/, `${label} -> ${location}`);
+        const landed = await browser.request('GET', '/signin');
+        assert.match(landed.text, /signed in as <strong>Noor<\/strong>/, label);
       }
     });
 

@@ -21,6 +21,7 @@ import { activityTargets } from './migrations/0018-activity-targets.ts';
 import { retentionIndexes } from './migrations/0019-retention-indexes.ts';
 import { dashboardRollups } from './migrations/0020-dashboard-rollups.ts';
 import { listIndexes } from './migrations/0021-list-indexes.ts';
+import { signInLinkBrowsers } from './migrations/0022-sign-in-link-browsers.ts';
 
 /**
  * Every migration in the order it runs, keyed by the name Kysely records for it in
@@ -53,6 +54,7 @@ export const MIGRATIONS: readonly (readonly [recordedName: string, migration: Mi
   ['0020_retention_indexes', retentionIndexes],
   ['0021_dashboard_rollups', dashboardRollups],
   ['0022_list_indexes', listIndexes],
+  ['0023_sign_in_link_browsers', signInLinkBrowsers],
 ];
 
 const migrations: Record<string, Migration> = Object.fromEntries(MIGRATIONS);

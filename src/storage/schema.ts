@@ -55,6 +55,8 @@ export interface SignInLinksTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+  /** SHA-256 of the asking browser's `__signin` cookie; null for links from before it was kept. */
+  browser_hash: string | null;
 }
 
 /** An OpenID Connect login between the redirect to the provider and its callback (secrets hashed). */

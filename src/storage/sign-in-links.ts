@@ -1,7 +1,8 @@
 import type { Executor, SignInLinksTable } from './schema.ts';
 
 // Single-use sign-in links (table sign_in_links): only the SHA-256 of a link's secret is stored,
-// with the address it signs in, its end, and when it was spent.
+// with the address it signs in, its end, when it was spent, and the SHA-256 of the asking browser's
+// cookie.
 
 export const signInLinks = {
   async insert(executor: Executor, row: SignInLinksTable): Promise<void> {
@@ -22,6 +23,38 @@ export const signInLinks = {
       .returning('email')
       .executeTakeFirst();
     return spent?.email;
+  },
+
+  /**
+   * As `spend`, only when the link was asked for by the browser whose cookie hashes to `browserHash`.
+   */
+  async spendInBrowser(
+    executor: Executor,
+    hash: string,
+    browserHash: string,
+    now: number,
+  ): Promise<string | undefined> {
+    const spent = await executor
+      .updateTable('sign_in_links')
+      .set({ used_at: now })
+      .where('id_hash', '=', hash)
+      .where('browser_hash', '=', browserHash)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .returning('email')
+      .executeTakeFirst();
+    return spent?.email;
+  },
+
+  /** Whether the link with this hash, spent or not, was asked for by the browser of `browserHash`. */
+  async askedFrom(executor: Executor, hash: string, browserHash: string): Promise<boolean> {
+    const row = await executor
+      .selectFrom('sign_in_links')
+      .select('id_hash')
+      .where('id_hash', '=', hash)
+      .where('browser_hash', '=', browserHash)
+      .executeTakeFirst();
+    return row !== undefined;
   },
 
   /**

@@ -33,6 +33,16 @@ const STATE_WORDS: Record<string, string> = {
   cancelled: 'cancelled',
 };
 
+/**
+ * A booking's state in words, with its reason; a reason that names the state ("cancelled by
+ * operator") is the state itself, not said twice.
+ */
+function stateOf(status: string, reason: string | null, words = status): string {
+  if (!reason) return words;
+  const reasonWords = reason.replaceAll('_', ' ');
+  return reason.startsWith(`${status}_`) ? reasonWords : `${words} (${reasonWords})`;
+}
+
 function failure(result: CallResult): string {
   const body = result.body as { message?: string; error?: string };
   return body.message ?? body.error ?? 'refused';
@@ -68,10 +78,10 @@ export function registerBookingsPage(app: FastifyInstance, deps: Deps): void {
 ${waiting ? html`<p role="status" id="waiting">Some requests are still queued. <a href="/bookings" id="refresh">Refresh</a> to see the calendar's decision.</p>` : ''}
 ${
   rows.length
-    ? html`<div class="table"><table><thead><tr><th>Resource</th><th>From</th><th>To</th><th>Status</th><th>Purpose</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+    ? html`<div class="table"><table class="stack"><thead><tr><th>Resource</th><th>From</th><th>To</th><th>Status</th><th>Purpose</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
 ${rows.map(
   (row) =>
-    html`<tr id="${row.id}" data-status="${row.status}"><td>${row.name}</td><td>${when(Number(row.start_at))}</td><td>${when(Number(row.end_at))}</td><td>${STATE_WORDS[row.status] ?? row.status}${row.reason ? html` (${row.reason.replaceAll('_', ' ')})` : ''}</td><td>${row.purpose}</td><td>${
+    html`<tr id="${row.id}" data-status="${row.status}"><td data-label="Resource">${row.name}</td><td data-label="From">${when(Number(row.start_at))}</td><td data-label="To">${when(Number(row.end_at))}</td><td data-label="Status">${stateOf(row.status, row.reason, STATE_WORDS[row.status])}</td><td data-label="Purpose">${row.purpose}</td><td>${
       row.status === 'queued' || row.status === 'confirmed' ? cancelForm(csrf, row.id, '/bookings') : ''
     }</td></tr>`,
 )}
@@ -112,7 +122,7 @@ ${listing.stale ? html`<p class="warning">The booking queue is behind: decisions
 ${listing.resources.map((resource) => {
   const days = freeSlots(resource, now);
   return html`<section class="card" id="resource-${resource.id}" aria-labelledby="name-${resource.id}"><h2 id="name-${resource.id}">${resource.name}</h2>
-<p>${resource.kind}, capacity ${resource.capacity}. Open weekdays ${resource.open_hours.weekdays}, weekends ${resource.open_hours.weekends} (UTC).${resource.queued_requests ? html` ${resource.queued_requests} request(s) waiting to be decided.` : ''}</p>
+<p>${resource.kind}, capacity ${resource.capacity}. Open weekdays ${resource.open_hours.weekdays}, weekends ${resource.open_hours.weekends} (UTC).${resource.queued_requests ? html` ${resource.queued_requests === 1 ? 'One request is' : `${resource.queued_requests} requests are`} waiting to be decided.` : ''}</p>
 ${
   resource.bookable
     ? html`<details open><summary>Free hours, next 7 days</summary><ul>${days.map(
@@ -121,10 +131,10 @@ ${
       )}</ul></details>
 <form method="post" action="/resources/book">${csrfField(csrf)}<input type="hidden" name="resource_id" value="${resource.id}">
 <fieldset><legend>Book ${resource.name}</legend>
-<p class="field"><label for="date-${resource.id}">Day (UTC)</label><br><input id="date-${resource.id}" name="date" type="date" required min="${today}" value="${today}"></p>
-<p class="field"><label for="from-${resource.id}">From (UTC)</label><br><input id="from-${resource.id}" name="from" type="time" required></p>
-<p class="field"><label for="to-${resource.id}">To (UTC)</label><br><input id="to-${resource.id}" name="to" type="time" required></p>
-<p class="field"><label for="purpose-${resource.id}">Purpose (optional)</label><br><input id="purpose-${resource.id}" name="purpose" maxlength="600"></p>
+<p class="field"><label for="date-${resource.id}">Day (UTC)</label><input id="date-${resource.id}" name="date" type="date" required min="${today}" value="${today}"></p>
+<p class="field"><label for="from-${resource.id}">From (UTC)</label><input id="from-${resource.id}" name="from" type="time" required></p>
+<p class="field"><label for="to-${resource.id}">To (UTC)</label><input id="to-${resource.id}" name="to" type="time" required></p>
+<p class="field"><label for="purpose-${resource.id}">Purpose (optional)</label><input id="purpose-${resource.id}" name="purpose" maxlength="600"></p>
 <button type="submit" class="primary">Request ${resource.name}</button></fieldset></form>`
     : html`<p class="muted">Not bookable at the moment.</p>`
 }</section>`;
@@ -215,10 +225,10 @@ ${
 <a href="/operator/bookings?day=${new Date(day - MS.day).toISOString().slice(0, 10)}">Previous day</a> · <a href="/operator/bookings?day=${new Date(day + MS.day).toISOString().slice(0, 10)}">Next day</a></p></form>
 ${
   rows.length
-    ? html`<div class="table"><table id="day-bookings"><thead><tr><th>Resource</th><th>From</th><th>To</th><th>Member</th><th>Status</th><th>Purpose</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+    ? html`<div class="table"><table id="day-bookings" class="stack"><thead><tr><th>Resource</th><th>From</th><th>To</th><th>Member</th><th>Status</th><th>Purpose</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
 ${rows.map(
   (row) =>
-    html`<tr id="${row.id}" data-status="${row.status}"><td>${row.resource_name}</td><td>${when(Number(row.start_at))}</td><td>${when(Number(row.end_at))}</td><td>${row.member_name ?? row.member_id}</td><td>${row.status}${row.reason ? html` (${row.reason.replaceAll('_', ' ')})` : ''}</td><td>${row.purpose}</td><td>${
+    html`<tr id="${row.id}" data-status="${row.status}"><td data-label="Resource">${row.resource_name}</td><td data-label="From">${when(Number(row.start_at))}</td><td data-label="To">${when(Number(row.end_at))}</td><td data-label="Member">${row.member_name ?? row.member_id}</td><td data-label="Status">${stateOf(row.status, row.reason)}</td><td data-label="Purpose">${row.purpose}</td><td>${
       row.status === 'queued' || row.status === 'confirmed' ? cancelForm(csrf, row.id, back) : ''
     }</td></tr>`,
 )}</tbody></table></div>`

@@ -1,8 +1,14 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { counterKey, type RatePolicy, windowBounds } from '../core/rate-limit.ts';
-import { approveGrant, bindGrantToSession, denyGrant } from '../domain/auth/device-grants.ts';
+import {
+  approveGrant,
+  bindGrantToSession,
+  denyGrant,
+  reviewableGrant,
+} from '../domain/auth/device-grants.ts';
 import { rateKeyForIp } from '../http/client.ts';
 import type { Deps } from '../operations/services.ts';
+import { normalizeUserCode } from '../secrets.ts';
 import type { DeviceGrantsTable } from '../storage/schema.ts';
 import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from './forms.ts';
 import { html } from './html.ts';
@@ -54,6 +60,7 @@ export function registerDeviceApprovalPages(app: FastifyInstance, deps: Deps): v
 <dl class="facts">
 <dt>Agent</dt><dd><strong>${grant.client_name ?? 'unnamed client'}</strong> <span class="badge risk-medium">unverified: the agent chose this name</span></dd>
 <dt>From</dt><dd>IP ${grant.ip ?? 'unknown'}, ${grant.user_agent ?? 'unknown software'}</dd>
+<dt>Code</dt><dd><strong><code class="user-code">${normalizeUserCode(code)}</code></strong>: check that your agent shows this same code</dd>
 <dt>Asked</dt><dd>${age(deps.clock.now() - Number(grant.created_at))}</dd>
 </dl></section>
 ${grantCard(granted, denied, tier)}
@@ -100,8 +107,17 @@ ${grantCard(granted, denied, tier)}
           reply,
           200,
           'Approve an agent',
-          html`<h1>Sign in first</h1><p><a href="/signin?next=${encodeURIComponent(request.url)}">Sign in</a>; you come back here afterwards to enter the agent's code.</p>`,
+          html`<h1>Sign in first</h1><p><a href="/signin?next=${encodeURIComponent(request.url)}">Sign in</a>; you come back here afterwards to ${code ? 'see what the agent asks for and decide' : "enter the agent's code"}.</p>`,
         );
+      }
+      // The agent's link carries its code: straight to what it asks for, with Approve the one step
+      // left. Looked up as an entry (counted), bound only by the decision's POST.
+      if (code) {
+        if (await tooManyEntries(session.member.id, rateKeyForIp(request.ip)))
+          return refuse(reply, 'too_many');
+        const found = await reviewableGrant(deps, code, session.sessionHash);
+        if (!found.ok) return refuse(reply, found.reason);
+        return review(reply, csrf, code, found.grant, session.member.tier);
       }
       return sendPage(
         reply,

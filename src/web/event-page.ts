@@ -13,7 +13,7 @@ import { acceptFormBodies, csrfField, csrfToken, formField, hasValidCsrf } from 
 import { html, type SafeHtml } from './html.ts';
 import { runForPage } from './operator-call.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
-import { instantOfLocal, isZone, timeIn, zoneOf, zoneQuery, zoneSelect } from './time-zone.ts';
+import { instantOfLocal, isZone, timeRangeIn, zoneOf, zoneQuery, zoneSelect } from './time-zone.ts';
 
 const ID = /^[A-Za-z0-9_-]{1,80}$/;
 
@@ -86,7 +86,7 @@ ${
           row,
         ) => html`<li class="card"><article>${row.cover_url ? html`<img class="cover" src="${row.cover_url}" alt="" loading="lazy">` : ''}
 <h2><a href="${pathOf(deps, row)}${keep}">${row.title}</a></h2>
-<p>${timeIn(Number(row.start_at), zone)}${row.end_at !== null ? html` to ${timeIn(Number(row.end_at), zone)}` : ''}</p>
+<p>${timeRangeIn(Number(row.start_at), row.end_at === null ? null : Number(row.end_at), zone)}</p>
 ${row.location ? html`<p>${row.location}</p>` : ''}
 <p class="muted">Proposed by ${proposedBy(row, proposers, Boolean(session))}</p></article></li>`,
       )}</ul>`
@@ -109,7 +109,7 @@ ${row.location ? html`<p>${row.location}</p>` : ''}
         : zoneOf(request);
       const value = (name: string) => formField(request, name) ?? '';
       const field = (name: string, label: string, input: SafeHtml) =>
-        html`<p class="field"><label for="p-${name}">${label}</label><br>${input}</p>`;
+        html`<p class="field"><label for="p-${name}">${label}</label>${input}</p>`;
       return sendPage(
         reply,
         status,
@@ -203,7 +203,7 @@ ${field('host', 'Host', html`<input id="p-host" name="host" maxlength="200" valu
         const csrf = csrfToken(deps.config, request, reply);
         const latest = await latestRsvp(deps, session.member.id, row.platform_url);
         const live = latest && (latest.status === 'queued' || latest.status === 'confirmed');
-        rsvp = html`${latest ? html`<p id="rsvp-state" role="status" data-state="${latest.status}">${RSVP_WORDS[latest.status] ?? latest.status}</p>` : ''}
+        rsvp = html`${latest ? html`<p id="rsvp-state" role="status" data-state="${latest.status}">${RSVP_WORDS[latest.status] ?? latest.status}</p>` : html`<p>Tell the organisers you are coming: your RSVP is delivered to the event platform, and you can withdraw it here.</p>`}
 ${
   live
     ? html`<form method="post" action="${here}/unrsvp${keep}">${csrfField(csrf)}<button type="submit">Withdraw my RSVP</button>${latest.status === 'queued' ? html` <a href="${here}${keep}">Refresh</a>` : ''}</form>`
@@ -216,7 +216,7 @@ ${
         row.title,
         html`<article><h1>${row.title}</h1>${notice ?? ''}
 ${row.cover_url ? html`<img class="cover" src="${row.cover_url}" alt="Cover picture of ${row.title}">` : ''}
-<dl class="facts"><dt>When</dt><dd>${timeIn(Number(row.start_at), zone)}${row.end_at !== null ? html` to ${timeIn(Number(row.end_at), zone)}` : ''}</dd>
+<dl class="facts"><dt>When</dt><dd>${timeRangeIn(Number(row.start_at), row.end_at === null ? null : Number(row.end_at), zone)}</dd>
 <dt>Place</dt><dd>${row.location ?? 'not given'}</dd>
 <dt>Proposed by</dt><dd>${proposedBy(row, proposers, Boolean(session))}</dd></dl>
 ${row.description ? html`<p>${row.description}</p>` : ''}

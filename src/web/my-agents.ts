@@ -87,7 +87,7 @@ function outcomeCell(entry: ActivityEntry): SafeHtml {
 
 function activityRow(entry: ActivityEntry, names: ReadonlyMap<string, string>): SafeHtml {
   const agent = names.get(entry.token_prefix);
-  return html`<tr id="call-${entry.id}"${entry.outcome === 'sandbox' ? html` class="sandbox"` : ''}><td>${when(entry.at)}</td><td>${agent ?? ''} <code>${entry.token_prefix}…</code></td><td>${SUMMARY.get(entry.operation) ?? entry.operation}</td><td>${SURFACES[entry.surface] ?? entry.surface}</td><td>${outcomeCell(entry)}</td><td>${targetLink(entry.target)}</td></tr>`;
+  return html`<tr id="call-${entry.id}"${entry.outcome === 'sandbox' ? html` class="sandbox"` : ''}><td data-label="When">${when(entry.at)}</td><td data-label="Agent">${agent ?? ''} <code>${entry.token_prefix}…</code></td><td data-label="What">${SUMMARY.get(entry.operation) ?? entry.operation}</td><td data-label="Over">${SURFACES[entry.surface] ?? entry.surface}</td><td data-label="Outcome">${outcomeCell(entry)}</td><td data-label="Touched">${targetLink(entry.target)}</td></tr>`;
 }
 
 /** An event log record's target, linked where the site shows it. */
@@ -102,7 +102,7 @@ function recordTarget(record: LoggedEvent): SafeHtml | string {
 }
 
 function recordRow(record: LoggedEvent): SafeHtml {
-  return html`<tr><td>${when(record.at)}</td><td>${record.type.replaceAll('_', ' ')}</td><td>${recordTarget(record)}</td></tr>`;
+  return html`<tr><td data-label="When">${when(record.at)}</td><td data-label="What happened">${record.type.replaceAll('_', ' ')}</td><td data-label="About">${recordTarget(record)}</td></tr>`;
 }
 
 function tokenCard(token: Token, csrf: string, filters: Filters): SafeHtml {
@@ -201,7 +201,7 @@ ${listed.next ? html`<p>The newest ${PAGE_SIZE} are shown: <a href="/agent-conso
 ${filterForm(tokens, filters)}
 <div id="activity-log" data-live-region>${
         page.entries.length
-          ? html`<div class="table" tabindex="0" role="region" aria-label="Calls your agents made"><table><thead><tr><th scope="col">When</th><th scope="col">Agent</th><th scope="col">What</th><th scope="col">Over</th><th scope="col">Outcome</th><th scope="col">Touched</th></tr></thead><tbody>
+          ? html`<div class="table" tabindex="0" role="region" aria-label="Calls your agents made"><table class="stack"><thead><tr><th scope="col">When</th><th scope="col">Agent</th><th scope="col">What</th><th scope="col">Over</th><th scope="col">Outcome</th><th scope="col">Touched</th></tr></thead><tbody>
 ${page.entries.map((entry) => activityRow(entry, names))}
 </tbody></table></div>`
           : html`<p>No calls${filters.token || filters.kind ? ' match these filters' : ' yet'}.</p>`
@@ -211,7 +211,7 @@ ${paging}</section>
 <p class="muted">What happened as a result: confirmations, decisions, tokens made and revoked (the latest ${EVENTS_SHOWN}).</p>
 <div id="event-log" data-live-region>${
         records.length
-          ? html`<div class="table" tabindex="0" role="region" aria-label="Your event log"><table><thead><tr><th scope="col">When</th><th scope="col">What happened</th><th scope="col">About</th></tr></thead><tbody>
+          ? html`<div class="table" tabindex="0" role="region" aria-label="Your event log"><table class="stack"><thead><tr><th scope="col">When</th><th scope="col">What happened</th><th scope="col">About</th></tr></thead><tbody>
 ${records.map(recordRow)}
 </tbody></table></div>`
           : html`<p>Nothing yet.</p>`

@@ -1,6 +1,14 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { revokeSession, SESSION_COOKIE, SESSION_TTL_MS } from '../domain/auth/sessions.ts';
-import { issueSignInLink, linkOpenedSession, redeemSignInLink } from '../domain/auth/sign-in.ts';
+import {
+  issueSignInLink,
+  linkOpenedSession,
+  redeemInAskingBrowser,
+  redeemSignInLink,
+  SIGN_IN_BROWSER_COOKIE,
+  SIGN_IN_LINK_TTL_MS,
+  signInBrowserSecret,
+} from '../domain/auth/sign-in.ts';
 import { normalizeEmail } from '../domain/members/members.ts';
 import { readCookie } from '../http/client.ts';
 import type { Deps } from '../operations/services.ts';
@@ -19,10 +27,40 @@ import { html } from './html.ts';
 import { oidcButton } from './oidc-sign-in.ts';
 import { refuseForgery, sendPage, signedIn } from './respond.ts';
 
+/** The asking browser's cookie goes only to the sign-in pages, and lives as long as a link. */
+const BROWSER_COOKIE_PATH = '/signin';
+
 /** Email magic-link sign-in, sign-out and, without an SMTP server, the dev outbox (docs/pages.md). */
 export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
   const { mailer } = deps;
   const emailLinks = mailer.delivery !== 'oidc-only';
+  const browserCookie = (value: string, seconds: number) =>
+    setCookie(deps.config, SIGN_IN_BROWSER_COOKIE, value, {
+      maxAgeSeconds: seconds,
+      path: BROWSER_COOKIE_PATH,
+    });
+
+  /** A new session's cookies, and on to where the member was going. */
+  const signedInTo = (reply: FastifyReply, sessionId: string, next: string) =>
+    reply
+      .header('cache-control', 'no-store')
+      .header(
+        'set-cookie',
+        setCookie(deps.config, SESSION_COOKIE, sessionId, { maxAgeSeconds: SESSION_TTL_MS / 1000 }),
+      )
+      .header('set-cookie', dropPreSessionCsrf(deps.config))
+      .header('set-cookie', browserCookie('', 0))
+      .redirect(landingAfterSignIn(next), 303);
+
+  const linkExpired = (reply: FastifyReply, next: string) => {
+    const again = next === '/signin' ? '/signin' : `/signin?next=${encodeURIComponent(next)}`;
+    return sendPage(
+      reply,
+      400,
+      'Link expired',
+      html`<h1>This link has expired or was already used</h1><p><a href="${again}">Ask for a new one</a>.</p>`,
+    );
+  };
 
   app.register(async (scope) => {
     acceptFormBodies(scope, deps.config);
@@ -46,7 +84,7 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
         'Sign in',
         html`<h1>Sign in</h1>${oidcButton(deps.config, next)}${
           emailLinks
-            ? html`<p>We send a single-use sign-in link to your email address.</p>
+            ? html`<p>We send a single-use sign-in link to your email address. Opened in this browser, it signs you in at once; opened anywhere else, it asks you to confirm first.</p>
 <form method="post" action="/signin">${csrfField(csrf)}<input type="hidden" name="next" value="${next}">
 <label for="email">Email address</label><br>
 <input id="email" name="email" type="email" autocomplete="email" required maxlength="255">
@@ -76,7 +114,10 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
           html`<h1>That is not an email address</h1><p><a href="/signin">Try again</a>.</p>`,
         );
       }
-      const secret = await issueSignInLink(deps, email);
+      // Every sender gets the cookie, member or not: the answer stays the same for all.
+      const browserSecret = signInBrowserSecret(readCookie(request.headers.cookie, SIGN_IN_BROWSER_COOKIE));
+      reply.header('set-cookie', browserCookie(browserSecret, SIGN_IN_LINK_TTL_MS / 1000));
+      const secret = await issueSignInLink(deps, email, browserSecret);
       if (secret) {
         const next = safeNext(formField(request, 'next'));
         const back = next === '/signin' ? '' : `&next=${encodeURIComponent(next)}`;
@@ -109,17 +150,33 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
       );
     });
 
-    // Mail scanners open links: the GET only shows a button, the POST spends the link.
+    // Mail scanners and link previewers open links too, without our cookies: only the browser that
+    // asked for the link (its `__signin` cookie) is signed in by opening it; any other gets a button.
     scope.get('/signin/confirm', async (request, reply) => {
-      const link = (request.query as Record<string, unknown>).link;
+      const query = request.query as Record<string, unknown>;
+      const link = typeof query.link === 'string' ? query.link : '';
+      const next = safeNext(query.next);
+      const session = await signedIn(deps, request);
+      // Opened again where it already signed in (a mail program opening it twice): on to `next`.
+      if (session && (await linkOpenedSession(deps, link, session.sessionHash)))
+        return reply.redirect(landingAfterSignIn(next), 303);
+      const browserSecret = readCookie(request.headers.cookie, SIGN_IN_BROWSER_COOKIE);
+      // A speculative fetch (prefetch, prerender) is not the member opening the link.
+      const speculative = /prefetch|prerender/i.test(String(request.headers['sec-purpose'] ?? ''));
+      if (browserSecret && !speculative) {
+        const opened = await redeemInAskingBrowser(deps, link, browserSecret);
+        if (opened.outcome === 'signed_in') return signedInTo(reply, opened.sessionId, next);
+        if (opened.outcome === 'spent') return linkExpired(reply, next);
+      }
       const csrf = csrfToken(deps.config, request, reply);
       return sendPage(
         reply,
         200,
         'Sign in',
         html`<h1>Finish signing in</h1>
-<form method="post" action="/signin/confirm">${csrfField(csrf)}<input type="hidden" name="link" value="${typeof link === 'string' ? link : ''}">
-<input type="hidden" name="next" value="${safeNext((request.query as Record<string, unknown>).next)}">
+<p>This link was opened somewhere other than the browser that asked for it (another device, or a mail program checking it), so it waits for you: press the button to sign in here.</p>
+<form method="post" action="/signin/confirm">${csrfField(csrf)}<input type="hidden" name="link" value="${link}">
+<input type="hidden" name="next" value="${next}">
 <button type="submit">Sign in</button></form>`,
       );
     });
@@ -141,21 +198,9 @@ export function registerSignInPages(app: FastifyInstance, deps: Deps): void {
       const sessionId = await redeemSignInLink(deps, link);
       if (!sessionId) {
         if (await alreadySignedInByLink()) return reply.redirect(landingAfterSignIn(next), 303);
-        const again = next === '/signin' ? '/signin' : `/signin?next=${encodeURIComponent(next)}`;
-        return sendPage(
-          reply,
-          400,
-          'Link expired',
-          html`<h1>This link has expired or was already used</h1><p><a href="${again}">Ask for a new one</a>.</p>`,
-        );
+        return linkExpired(reply, next);
       }
-      return reply
-        .header(
-          'set-cookie',
-          setCookie(deps.config, SESSION_COOKIE, sessionId, { maxAgeSeconds: SESSION_TTL_MS / 1000 }),
-        )
-        .header('set-cookie', dropPreSessionCsrf(deps.config))
-        .redirect(landingAfterSignIn(next), 303);
+      return signedInTo(reply, sessionId, next);
     });
 
     scope.post('/signout', async (request, reply) => {

@@ -45,6 +45,19 @@ export function shownIn(ms: number, zone: string): string {
   return format.format(ms);
 }
 
+/**
+ * From `start` to `end` (none: the start alone) as <time> elements in the zone; within one day of
+ * the zone's calendar (and one zone name), the day is written once: "Tue, 21 Jul 2026, 12:00 to 14:00 UTC".
+ */
+export function timeRangeIn(start: number, end: number | null, zone: string): SafeHtml {
+  if (end === null) return timeIn(start, zone);
+  const [from, to] = [shownIn(start, zone), shownIn(end, zone)];
+  const split = (shown: string) => /^(.*), (\d{2}:\d{2}) (\S+)$/.exec(shown);
+  const [a, b] = [split(from), split(to)];
+  if (!a || !b || a[1] !== b[1] || a[3] !== b[3]) return html`${timeIn(start, zone)} to ${timeIn(end, zone)}`;
+  return html`<time datetime="${new Date(start).toISOString()}">${a[1]}, ${a[2]}</time> to <time datetime="${new Date(end).toISOString()}">${b[2]} ${b[3]}</time>`;
+}
+
 /** A <time> element for an instant, shown in the zone. */
 export function timeIn(ms: number, zone: string): SafeHtml {
   return html`<time datetime="${new Date(ms).toISOString()}">${shownIn(ms, zone)}</time>`;

@@ -12,12 +12,13 @@ import { storageUnderTest } from '../support/storage.ts';
 for (const engine of engines) {
   describe(`sign-in links repository (${engine.name})`, { skip: engine.skip }, () => {
     const storage = storageUnderTest(engine.name);
-    const link = (hash: string, email: string, expiresAt: number) => ({
+    const link = (hash: string, email: string, expiresAt: number, browserHash: string | null = null) => ({
       id_hash: hash,
       email,
       created_at: 0,
       expires_at: expiresAt,
       used_at: null,
+      browser_hash: browserHash,
     });
 
     test('a link is spent once, only before its end; its address comes back', async () => {
@@ -27,6 +28,25 @@ for (const engine of engines) {
       assert.equal(await signInLinks.spend(storage.db, 'sil-a', 51), undefined);
       assert.equal(await signInLinks.spend(storage.db, 'sil-b', 100), undefined);
       assert.equal(await signInLinks.spend(storage.db, 'sil-none', 1), undefined);
+    });
+
+    test('spendInBrowser: only the asking browser spends it, once, before its end; askedFrom tells whose it is', async () => {
+      await signInLinks.insert(storage.db, link('sil-d', 'd@example.org', 100, 'browser-d'));
+      await signInLinks.insert(storage.db, link('sil-e', 'e@example.org', 100));
+      assert.equal(await signInLinks.spendInBrowser(storage.db, 'sil-d', 'browser-x', 50), undefined);
+      assert.equal(await signInLinks.spendInBrowser(storage.db, 'sil-d', 'browser-d', 100), undefined);
+      assert.equal(await signInLinks.spendInBrowser(storage.db, 'sil-d', 'browser-d', 50), 'd@example.org');
+      assert.equal(await signInLinks.spendInBrowser(storage.db, 'sil-d', 'browser-d', 51), undefined);
+      assert.equal(
+        await signInLinks.askedFrom(storage.db, 'sil-d', 'browser-d'),
+        true,
+        'spent, still its own',
+      );
+      assert.equal(await signInLinks.askedFrom(storage.db, 'sil-d', 'browser-x'), false);
+      assert.equal(await signInLinks.askedFrom(storage.db, 'sil-none', 'browser-d'), false);
+      // A link from before browsers were kept opens nowhere at once; the confirm button still spends it.
+      assert.equal(await signInLinks.spendInBrowser(storage.db, 'sil-e', 'browser-d', 50), undefined);
+      assert.equal(await signInLinks.spend(storage.db, 'sil-e', 50), 'e@example.org');
     });
 
     test('spentIntoSession: the link’s member’s session opened since it was spent, within its time', async () => {

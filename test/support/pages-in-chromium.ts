@@ -36,7 +36,8 @@ export function pagePaths(t: TestApp): string[] {
     .map((path) =>
       path === '/dev/outbox' ? outboxPath(t.deps) : path.replace(/:[A-Za-z_]+/g, 'no-such-thing'),
     );
-  return [...new Set(paths)].sort();
+  // A path the app does not route: the HTML 404 a browser gets.
+  return [...new Set([...paths, '/no-such-page'])].sort();
 }
 
 /** A browser context signed in as `member` (its session cookie set), or signed out. */

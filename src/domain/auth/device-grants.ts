@@ -166,6 +166,27 @@ export async function findPendingGrant(
 }
 
 /**
+ * The pending grant of this code as the session `sessionHash` may review it, binding nothing: the
+ * approval page shows it straight from its link, and the decision (a POST) binds it as it decides.
+ */
+export async function reviewableGrant(
+  deps: Store & Clocked,
+  userCode: string,
+  sessionHash: string,
+): Promise<
+  | { ok: true; grant: DeviceGrantsTable }
+  | { ok: false; reason: 'unknown' | 'expired' | 'decided' | 'bound_elsewhere' }
+> {
+  const grant = await findPendingGrant(deps, userCode);
+  if (!grant) return { ok: false, reason: 'unknown' };
+  if (grant.status !== 'pending') return { ok: false, reason: 'decided' };
+  if (deps.clock.now() >= Number(grant.expires_at)) return { ok: false, reason: 'expired' };
+  if (grant.bound_session_hash !== null && grant.bound_session_hash !== sessionHash)
+    return { ok: false, reason: 'bound_elsewhere' };
+  return { ok: true, grant };
+}
+
+/**
  * Binds a pending code to the browser session that first entered it (auth-lessons 4): a code
  * phished to someone else and entered in their session can no longer be approved from another.
  */
