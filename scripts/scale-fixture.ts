@@ -3,8 +3,9 @@
 //   node scripts/scale-fixture.ts sqlite L [path/to/file.db]
 //   node scripts/scale-fixture.ts postgres S postgres://postgres@127.0.0.1:5432/empty_database
 // SCALE_L_ROWS scales L (default 10^6 rows).
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+
 import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from '../src/storage/migrations.ts';
 import { fillScale, SIZE_S, sizeL } from '../test/support/scale-fixture.ts';

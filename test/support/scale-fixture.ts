@@ -22,7 +22,8 @@ export const SIZE_S: ScaleSize = { name: 'S', rows: 1_000, tokens: 100, members:
 /** L: 10^6 rows and tokens, 10^5 members; SCALE_L_ROWS scales it down (tokens with it, members a tenth). */
 export function sizeL(env: NodeJS.ProcessEnv = process.env): ScaleSize {
   const rows = Number(env.SCALE_L_ROWS ?? 1_000_000);
-  if (!Number.isSafeInteger(rows) || rows < 10_000) throw new Error('SCALE_L_ROWS is a whole number, 10000 or more');
+  if (!Number.isSafeInteger(rows) || rows < 10_000)
+    throw new Error('SCALE_L_ROWS is a whole number, 10000 or more');
   return { name: 'L', rows, tokens: rows, members: Math.max(1_000, Math.floor(rows / 10)) };
 }
 
@@ -87,7 +88,19 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
   };
   const tokens: TableFill = {
     table: 'tokens',
-    columns: ['id', 'member_id', 'hash', 'prefix', 'name', 'scopes', 'sandbox', 'source', 'created_at', 'last_used_at', 'revoked_at'],
+    columns: [
+      'id',
+      'member_id',
+      'hash',
+      'prefix',
+      'name',
+      'scopes',
+      'sandbox',
+      'source',
+      'created_at',
+      'last_used_at',
+      'revoked_at',
+    ],
     types: ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'text', 'bigint', 'bigint', 'bigint'],
     count: size.tokens,
     row(i) {
@@ -107,7 +120,13 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
       ];
     },
   };
-  const operations = ['listUpcomingEvents', 'getMyActivity', 'searchDirectory', 'submitHighlight', 'rsvpEvent'];
+  const operations = [
+    'listUpcomingEvents',
+    'getMyActivity',
+    'searchDirectory',
+    'submitHighlight',
+    'rsvpEvent',
+  ];
   const surfaces = ['rest', 'mcp', 'a2a', 'batch'];
   const activity: TableFill = {
     table: 'activity',
@@ -136,7 +155,9 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
   const eventLog: TableFill = {
     table: 'event_log',
     columns: ['recipient_id', 'id', 'type', 'at', 'actor', 'target', 'payload', 'actions'],
-    types: ['text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text'].map((t, c) => (c === 3 ? 'bigint' : t)),
+    types: ['text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text'].map((t, c) =>
+      c === 3 ? 'bigint' : t,
+    ),
     count: size.rows,
     row(i) {
       const mine = i < own;
@@ -160,7 +181,18 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
   // One story and one ticket in a hundred wait for an operator; the rest were decided.
   const highlights: TableFill = {
     table: 'highlights',
-    columns: ['id', 'member_id', 'token_id', 'story', 'status', 'submitted_at', 'updated_at', 'expires_at', 'decided_at', 'decided_by'],
+    columns: [
+      'id',
+      'member_id',
+      'token_id',
+      'story',
+      'status',
+      'submitted_at',
+      'updated_at',
+      'expires_at',
+      'decided_at',
+      'decided_by',
+    ],
     types: ['text', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint', 'bigint', 'text'],
     count: size.rows,
     row(i) {
@@ -180,13 +212,58 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
       });
       // Pending stories stay in the queue for 30 days from their last update.
       const expires = status === 'pending' ? now + 30 * DAY : submitted + 30 * DAY;
-      return [id, owner(i), `tok_${(i % size.tokens).toString(16).padStart(16, '0')}`, story, status, submitted, decided ?? submitted, expires, decided, status === 'pending' ? null : SCALE_OPERATOR.id];
+      return [
+        id,
+        owner(i),
+        `tok_${(i % size.tokens).toString(16).padStart(16, '0')}`,
+        story,
+        status,
+        submitted,
+        decided ?? submitted,
+        expires,
+        decided,
+        status === 'pending' ? null : SCALE_OPERATOR.id,
+      ];
     },
   };
   const feedback: TableFill = {
     table: 'feedback',
-    columns: ['ticket_id', 'member_id', 'token_id', 'category', 'category_text', 'priority', 'message', 'url', 'expected', 'got', 'agent_id', 'contact', 'ip_hash', 'warnings', 'status', 'created_at'],
-    types: ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'bigint'],
+    columns: [
+      'ticket_id',
+      'member_id',
+      'token_id',
+      'category',
+      'category_text',
+      'priority',
+      'message',
+      'url',
+      'expected',
+      'got',
+      'agent_id',
+      'contact',
+      'ip_hash',
+      'warnings',
+      'status',
+      'created_at',
+    ],
+    types: [
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'text',
+      'bigint',
+    ],
     count: size.rows,
     row(i) {
       const created = at(i, size.rows);
@@ -218,14 +295,28 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
     count: size.rows,
     row(i) {
       const created = at(i, size.rows);
-      return [hex(`key ${i}`), hex(`fingerprint ${i}`), 'done', 200, '{"content-type":"application/json"}', '{"ok":true}', created, created + DAY];
+      return [
+        hex(`key ${i}`),
+        hex(`fingerprint ${i}`),
+        'done',
+        200,
+        '{"content-type":"application/json"}',
+        '{"ok":true}',
+        created,
+        created + DAY,
+      ];
     },
   };
   return [members, profiles, tokens, activity, eventLog, heads, highlights, feedback, idempotency];
 }
 
 /** Fills a migrated, empty database to `size`, rows dated before `now`: how long each table took (ms). */
-export async function fillScale(engine: EngineName, url: string, size: ScaleSize, now: number): Promise<Record<string, number>> {
+export async function fillScale(
+  engine: EngineName,
+  url: string,
+  size: ScaleSize,
+  now: number,
+): Promise<Record<string, number>> {
   const took: Record<string, number> = {};
   const tables = fills(size, now, engine);
   if (engine === 'sqlite') {
