@@ -18,6 +18,7 @@ import { privacy } from './migrations/0015-privacy.ts';
 import { eventLogTypes } from './migrations/0016-event-log-types.ts';
 import { queueIndexes } from './migrations/0017-queue-indexes.ts';
 import { activityTargets } from './migrations/0018-activity-targets.ts';
+import { workerQueueArrivals } from './migrations/0019-worker-queue-arrivals.ts';
 
 /**
  * Every migration in the order it runs, keyed by the name Kysely records for it in
@@ -47,6 +48,7 @@ export const MIGRATIONS: readonly (readonly [recordedName: string, migration: Mi
   ['0017_event_log_types', eventLogTypes],
   ['0018_queue_indexes', queueIndexes],
   ['0019_activity_targets', activityTargets],
+  ['0020_worker_queue_arrivals', workerQueueArrivals],
 ];
 
 const migrations: Record<string, Migration> = Object.fromEntries(MIGRATIONS);
