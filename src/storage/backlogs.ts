@@ -48,6 +48,9 @@ export const backlogs = {
         .selectFrom(
           waitingIn(executor, queue, now)
             .select(sql.lit(1).as('one'))
+            // In the index's order, so the planner walks the queue's range and stops at the bound
+            // (PostgreSQL would otherwise scan the table until enough rows matched).
+            .orderBy(arrived)
             .limit(BACKLOG_COUNT_LIMIT + 1)
             .as('waiting_rows'),
         )

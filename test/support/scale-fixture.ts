@@ -178,7 +178,8 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
       return [memberId(i), Math.floor(spread / generated) + (i < spread % generated ? 1 : 0)];
     },
   };
-  // One story and one ticket in a hundred wait for an operator; the rest were decided.
+  // One story and one ticket in twenty wait for an operator (at S a queue's first page is full, as at
+  // L: the two sizes render the same page); the rest were decided.
   const highlights: TableFill = {
     table: 'highlights',
     columns: [
@@ -197,7 +198,7 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
     count: size.rows,
     row(i) {
       const submitted = at(i, size.rows);
-      const status = i % 100 === 0 ? 'pending' : i % 10 === 0 ? 'rejected' : 'active';
+      const status = i % 20 === 0 ? 'pending' : i % 20 === 10 ? 'rejected' : 'active';
       const decided = status === 'pending' ? null : submitted + 3_600_000;
       const id = `2026-07-01-story-${i}`;
       const story = JSON.stringify({
@@ -283,7 +284,7 @@ function fills(size: ScaleSize, now: number, engine: EngineName): TableFill[] {
         null,
         hex(`ip ${i % 5_000}`),
         '[]',
-        i % 100 === 0 ? 'open' : 'resolved',
+        i % 20 === 0 ? 'open' : 'resolved',
         created,
       ];
     },
