@@ -8,6 +8,8 @@
 // BENCH_SIGNED_ROUNDS interleaved rounds; the full run measures one); BENCH_ONLY=surfaces one
 // bearer read on REST, MCP and A2A (bench/surfaces.ts), then the upcoming-events list on REST and
 // on both MCP eras (bench/mcp-eras.ts).
+// BENCH_ONLY=scale runs only the reads that grow with the community at S and L
+// (bench/scale-reads.ts; SCALE_L_ROWS, default 10^6).
 
 import { rmSync } from 'node:fs';
 import { systemClock } from '../src/clock.ts';
@@ -21,6 +23,7 @@ import { ownCodePerRead } from './own-code.ts';
 import { postgresFloor, postgresFloorSummary } from './postgres-floor.ts';
 import { MEMBERS, postgresWrites, postgresWritesSummary } from './postgres-writes.ts';
 import { researchBench } from './research-run.ts';
+import { reportScaleReads, scaleReads } from './scale-reads.ts';
 import { reportSetupCheckRounds, setupCheckRounds } from './setup-check-rounds.ts';
 import { prepareSignedTokens, SIGNED_FLOOR_SERVE, signedRounds, signedSummary } from './signed-requests.ts';
 import {
@@ -96,8 +99,16 @@ if (only === 'pg') {
   console.log(postgresFloorSummary(floor));
   process.exit(0);
 }
+if (only === 'scale') {
+  // The reads that grow with the community, at S and L on each engine (bench/scale-reads.ts).
+  rmSync(dir, { recursive: true, force: true });
+  reportScaleReads(await scaleReads());
+  process.exit(0);
+}
 if (only !== undefined && only !== 'mcp' && only !== 'signed' && only !== 'surfaces')
-  throw new Error(`BENCH_ONLY=${only}: only 'metrics', 'mcp', 'pg', 'signed' or 'surfaces' runs alone`);
+  throw new Error(
+    `BENCH_ONLY=${only}: only 'metrics', 'mcp', 'pg', 'scale', 'signed' or 'surfaces' runs alone`,
+  );
 if (only === 'surfaces') {
   try {
     cli(['migrate'], env);
@@ -352,6 +363,8 @@ try {
   );
   report(mcpRounds.flatMap(({ ours, sdk }) => [ours, sdk]));
   console.log(mcpTransportSummary(mcpRounds));
+  // The reads that grow with the community, at S and L (BENCH_SCALE=0 leaves them out of this run).
+  if (process.env.BENCH_SCALE !== '0') reportScaleReads(await scaleReads());
   // Research at 100k and 1M passages (`npm run bench:research` runs this part alone; BENCH_RESEARCH=0
   // leaves it out of this run).
   if (process.env.BENCH_RESEARCH !== '0') {

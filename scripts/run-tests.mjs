@@ -63,6 +63,7 @@ await detect('Redis', 'TEST_REDIS_URL', DEFAULT_REDIS, 6379, 'REQUIRE_REDIS');
 // started late and the suite waited on it alone.
 const LONGEST_FIRST = [
   'pages-accessibility',
+  'scale-reads',
   'payments-recovery',
   'faults',
   'fuzz',

@@ -29,11 +29,16 @@ export function waitedFor(ms: number): string {
   return `${days} days`;
 }
 
+/** How many wait, as a page says it: "1000+" where the count stopped at its bound. */
+function countOf(backlog: Backlog): string {
+  return backlog.more ? `${backlog.waiting}+` : String(backlog.waiting);
+}
+
 /** One card per queue: how many wait and for how long the oldest has, linking to its page. */
 export function queueCards(queues: Backlog[], now = Date.now()): SafeHtml {
   return html`<ul class="grid" role="list" id="queues">${queues.map((backlog) => {
     const meta = QUEUE_PAGES[backlog.queue];
-    const inner = html`<span class="count" id="count-${backlog.queue}">${backlog.waiting}</span> <strong>${meta.label}</strong><br><span class="muted">${meta.note}${
+    const inner = html`<span class="count" id="count-${backlog.queue}">${countOf(backlog)}</span> <strong>${meta.label}</strong><br><span class="muted">${meta.note}${
       backlog.oldestAt !== null ? html`; oldest waiting ${waitedFor(now - backlog.oldestAt)}` : ''
     }</span>`;
     return html`<li class="card">${meta.path ? html`<a class="queue-link" href="${meta.path}">${inner}</a>` : inner}</li>`;
@@ -45,7 +50,7 @@ export function queueSummary(backlog: Backlog, noun: string, now = Date.now()): 
   if (backlog.waiting === 0)
     return html`<p class="notice" id="waiting">Nothing waits: the queue is empty.</p>`;
   const plural = backlog.waiting === 1 ? noun : noun.endsWith('y') ? `${noun.slice(0, -1)}ies` : `${noun}s`;
-  return html`<p class="notice" id="waiting"><strong>${backlog.waiting}</strong> ${plural} waiting, oldest first${
+  return html`<p class="notice" id="waiting"><strong>${countOf(backlog)}</strong> ${plural} waiting, oldest first${
     backlog.oldestAt !== null ? html` (the oldest for ${waitedFor(now - backlog.oldestAt)})` : ''
   }.</p>`;
 }

@@ -15,7 +15,10 @@ export type { QueueName };
 
 export interface Backlog {
   queue: QueueName;
+  /** How many wait, counted up to a bound (storage/backlogs.ts). */
   waiting: number;
+  /** More than `waiting` wait: the count stopped at its bound. */
+  more: boolean;
   /** When the oldest waiting item arrived (ms), or null when nothing waits. */
   oldestAt: number | null;
 }
@@ -31,8 +34,8 @@ export const QUEUES: QueueName[] = [
 
 /** One queue's backlog. */
 export async function backlogOf(deps: Store & Clocked, queue: QueueName): Promise<Backlog> {
-  const { waiting, oldest } = await queueBacklogs.of(deps.db, queue, deps.clock.now());
-  return { queue, waiting, oldestAt: oldest };
+  const { waiting, oldest, more } = await queueBacklogs.of(deps.db, queue, deps.clock.now());
+  return { queue, waiting, more, oldestAt: oldest };
 }
 
 export function backlogs(deps: Store & Clocked): Promise<Backlog[]> {
