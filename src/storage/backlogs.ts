@@ -28,7 +28,9 @@ function waitingIn(executor: Executor, queue: QueueName, now: number) {
   // Kysely cannot type a table chosen at run time; the names come from the list above.
   let rows = (executor as Executor as any).selectFrom(table).where('status', '=', status);
   // A story left unreviewed past its expiry has left the queue.
-  if (queue === 'highlights') rows = rows.where('expires_at', '>', now);
+  // Written `+expires_at` so that no engine reads it through an index: the queue is walked in the
+  // (status, arrival) index's order, which stops at the bound, not sorted from an expiry range.
+  if (queue === 'highlights') rows = rows.where(sql`+expires_at`, '>', now);
   return rows;
 }
 

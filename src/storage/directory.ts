@@ -93,8 +93,8 @@ export const directory = {
   /**
    * The ids of members whose entry holds every word as a prefix, best match first (bm25 on the
    * embedded engine, ts_rank on PostgreSQL; ties by id), `limit` of them from the `offset`th. The
-   * words are letters and digits only: the caller drops everything else. PostgreSQL ranks only the
-   * first `candidates` matches the index finds, so a common word costs a bounded ranking; with
+   * words are letters and digits only: the caller drops everything else. Each engine ranks only the
+   * first `candidates` matches its full-text index finds, so a common word costs a bounded ranking; with
    * fewer matches than that (a typical query) the answer is what ranking every match gives.
    */
   async matching(
@@ -108,7 +108,7 @@ export const directory = {
       const match = words.map((w) => `"${w}"*`).join(' ');
       const rows = await sql<{
         member_id: string;
-      }>`select member_id from directory_fts where directory_fts match ${match} order by bm25(directory_fts), member_id limit ${limit} offset ${offset}`.execute(
+      }>`select member_id from (select member_id, bm25(directory_fts) as score from directory_fts where directory_fts match ${match} limit ${candidates}) order by score, member_id limit ${limit} offset ${offset}`.execute(
         executor,
       );
       return rows.rows.map((row) => row.member_id);

@@ -54,9 +54,9 @@ export async function pageOf<DB, TB extends keyof DB, Row>(
   if (page.after) {
     const { at, id } = page.after;
     const past = direction === 'desc' ? '<' : '>';
-    paged = paged.where((eb) =>
-      eb.or([eb(timeColumn, past, at), eb.and([eb(timeColumn, '=', at), eb(idColumn, past, id)])]),
-    );
+    // A row value, (time, id) > (at, id): both engines walk a (time, id) index from the position,
+    // where the same bound written as an OR of two ranges may be read as two and sorted again.
+    paged = paged.where((eb) => eb(eb.refTuple(timeColumn, idColumn), past, eb.tuple(at, id)));
   }
   const rows = await paged
     .orderBy(timeColumn, direction)

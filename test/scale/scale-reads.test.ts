@@ -122,11 +122,14 @@ async function medians(sizes: [Sized, Sized], read: ScaleRead): Promise<[number,
 /** The plan lines that read a growing table whole (or sort all it found). */
 function scans(engine: 'sqlite' | 'postgres', sql: string, plan: string[]): string[] {
   const limited = /\blimit\b/i.test(sql);
+  // An order over a subquery that stops at its own limit (the directory's ranked candidates) sorts
+  // a bounded set, whatever the table holds.
+  const sortsBoundedSet = /\blimit [^)]*\)\s*(as \w+\s*)?order by/i.test(sql);
   if (engine === 'sqlite')
     return plan.filter((line) => {
       const scan = /^SCAN (\w+)/.exec(line);
       if (scan && GROWING.has(scan[1])) return !limited || !/USING (COVERING )?INDEX/.test(line);
-      return /TEMP B-TREE/.test(line) && !/DISTINCT/.test(line);
+      return /TEMP B-TREE/.test(line) && !/DISTINCT/.test(line) && !sortsBoundedSet;
     });
   return plan.filter((line) => {
     const scan = /Seq Scan on (\w+)/.exec(line);
@@ -158,7 +161,7 @@ for (const engine of engines) {
     });
 
     for (const read of SCALE_READS)
-      test(`${read.name}: the median at L is within 3x of S`, { todo: read.todo }, (t) => {
+      test(`${read.name}: the median at L is within 3x of S`, (t) => {
         const [s, l] = medianOf.get(read.name) ?? [Number.NaN, Number.NaN];
         t.diagnostic(`p50 S ${s.toFixed(2)} ms, L ${l.toFixed(2)} ms (x${(l / s).toFixed(1)})`);
         assert.ok(
@@ -176,14 +179,12 @@ for (const engine of engines) {
       '/operator/bookings',
       '/',
     ];
-    const WAITING = 'the /operator rollups and /operator/members paging must land';
-    for (const [pages, todo] of [
-      [OPERATOR_PAGES, undefined],
-      [[...OPERATOR_PAGES, '/operator', '/operator/members'], WAITING],
+    for (const [pages, which] of [
+      [OPERATOR_PAGES, 'the queue pages'],
+      [[...OPERATOR_PAGES, '/operator', '/operator/members'], 'every operator page'],
     ] as const)
-      test(`a member's cheap read while an operator loads ${todo ? 'every operator page' : 'the queue pages'}: p99 under 50 ms`, {
+      test(`a member's cheap read while an operator loads ${which}: p99 under 50 ms`, {
         skip: engine.name !== 'sqlite' && 'PostgreSQL answers each request on a connection of its own',
-        todo,
       }, async (t) => {
         let loading = true;
         let loads = 0;
@@ -243,7 +244,7 @@ for (const engine of engines) {
       });
 
     for (const read of SCALE_READS)
-      test(`${read.name}: no plan scans a growing table`, { todo: read.todo }, async () => {
+      test(`${read.name}: no plan scans a growing table`, async () => {
         const caught: CompiledQuery[] = [];
         const raw = openRaw(engine.name, large.database.url, (event) => caught.push(event.query));
         try {
@@ -263,7 +264,11 @@ for (const engine of engines) {
           assert.ok(caught.length > 0, 'the read made a query');
           const bad: string[] = [];
           for (const query of caught) {
+            // A full-text match reads its GIN index only through a bitmap scan: allowed for it.
+            const fullText = engine.name === 'postgres' && query.sql.includes('@@');
+            if (fullText) await raw.pool?.query('SET enable_bitmapscan = on');
             const plan = await explain(engine.name, raw, query);
+            if (fullText) await raw.pool?.query('SET enable_bitmapscan = off');
             const found = scans(engine.name, query.sql, plan);
             if (found.length) bad.push(`${query.sql}\n  ${plan.join('\n  ')}`);
           }
