@@ -165,6 +165,18 @@ export async function findPendingGrant(
   return deviceGrants.byUserCode(deps.db, sha256(normalizeUserCode(userCode)));
 }
 
+type GrantRefusal = 'unknown' | 'expired' | 'decided' | 'bound_elsewhere';
+type GrantFound = { ok: true; grant: DeviceGrantsTable } | { ok: false; reason: GrantRefusal };
+
+/** The grant of this code while it can still be decided, or why it cannot. */
+async function undecidedGrant(deps: Store & Clocked, userCode: string): Promise<GrantFound> {
+  const grant = await findPendingGrant(deps, userCode);
+  if (!grant) return { ok: false, reason: 'unknown' };
+  if (grant.status !== 'pending') return { ok: false, reason: 'decided' };
+  if (deps.clock.now() >= Number(grant.expires_at)) return { ok: false, reason: 'expired' };
+  return { ok: true, grant };
+}
+
 /**
  * The pending grant of this code as the session `sessionHash` may review it, binding nothing: the
  * approval page shows it straight from its link, and the decision (a POST) binds it as it decides.
@@ -173,17 +185,11 @@ export async function reviewableGrant(
   deps: Store & Clocked,
   userCode: string,
   sessionHash: string,
-): Promise<
-  | { ok: true; grant: DeviceGrantsTable }
-  | { ok: false; reason: 'unknown' | 'expired' | 'decided' | 'bound_elsewhere' }
-> {
-  const grant = await findPendingGrant(deps, userCode);
-  if (!grant) return { ok: false, reason: 'unknown' };
-  if (grant.status !== 'pending') return { ok: false, reason: 'decided' };
-  if (deps.clock.now() >= Number(grant.expires_at)) return { ok: false, reason: 'expired' };
-  if (grant.bound_session_hash !== null && grant.bound_session_hash !== sessionHash)
+): Promise<GrantFound> {
+  const found = await undecidedGrant(deps, userCode);
+  if (found.ok && found.grant.bound_session_hash !== null && found.grant.bound_session_hash !== sessionHash)
     return { ok: false, reason: 'bound_elsewhere' };
-  return { ok: true, grant };
+  return found;
 }
 
 /**
@@ -194,17 +200,12 @@ export async function bindGrantToSession(
   deps: Store & Clocked,
   userCode: string,
   sessionHash: string,
-): Promise<
-  | { ok: true; grant: DeviceGrantsTable }
-  | { ok: false; reason: 'unknown' | 'expired' | 'decided' | 'bound_elsewhere' }
-> {
-  const grant = await findPendingGrant(deps, userCode);
-  if (!grant) return { ok: false, reason: 'unknown' };
-  if (grant.status !== 'pending') return { ok: false, reason: 'decided' };
-  if (deps.clock.now() >= Number(grant.expires_at)) return { ok: false, reason: 'expired' };
-  const bound = await deviceGrants.bindSession(deps.db, grant.id, sessionHash);
+): Promise<GrantFound> {
+  const found = await undecidedGrant(deps, userCode);
+  if (!found.ok) return found;
+  const bound = await deviceGrants.bindSession(deps.db, found.grant.id, sessionHash);
   if (bound !== sessionHash) return { ok: false, reason: 'bound_elsewhere' };
-  return { ok: true, grant: { ...grant, bound_session_hash: sessionHash } };
+  return { ok: true, grant: { ...found.grant, bound_session_hash: sessionHash } };
 }
 
 /** The human's yes: scopes above the member's tier are split off into denied_scopes. */
