@@ -3,7 +3,15 @@
 // (the pooled SDK servers) and at 2026-07-28 (our dispatcher, src/surfaces/mcp-modern.ts), same
 // token, same arguments. Read each era as its share of REST's req/s within a round: on a loaded
 // machine the rounds move together, the shares much less. BENCH_ONLY=surfaces runs it; the full run too.
-import { type Figures, load, mcpModernToolCall, mcpToolCall, report } from './support.ts';
+import {
+  cpuShare,
+  type Figures,
+  load,
+  mcpModernToolCall,
+  mcpToolCall,
+  rateShare,
+  report,
+} from './support.ts';
 
 const ROUNDS = Number(process.env.BENCH_SURFACE_ROUNDS ?? 3);
 const LIMIT = 5;
@@ -68,16 +76,9 @@ export async function mcpEraRounds(base: string, pid: number, token: string): Pr
 /** The rounds' rows, then each era's share of the same round's REST req/s and the server CPU a call. */
 export function reportMcpEras(rounds: McpEraRound[]): void {
   report(rounds.flatMap(({ rest, legacy, modern }) => [rest, legacy, modern]));
-  const share = (row: Figures, rest: Figures) =>
-    Math.round((100 * row.requestsPerSecond) / rest.requestsPerSecond);
-  // REST's server CPU a request over the call's: the reading that holds when other work takes the core.
-  const cpuShare = (row: Figures, rest: Figures) =>
-    row.cpuPerRequest && rest.cpuPerRequest
-      ? `${Math.round((100 * rest.cpuPerRequest) / row.cpuPerRequest)}%`
-      : '?';
   const lines = rounds.map(
     ({ rest, legacy, modern }, index) =>
-      `  round ${index + 1}: REST ${rest.requestsPerSecond} req/s (${rest.cpuPerRequest} µs); MCP 2025-11-25 ${share(legacy, rest)}% of REST req/s (${legacy.cpuPerRequest} µs, REST/MCP CPU ${cpuShare(legacy, rest)}); MCP 2026-07-28 ${share(modern, rest)}% (${modern.cpuPerRequest} µs, REST/MCP CPU ${cpuShare(modern, rest)})`,
+      `  round ${index + 1}: REST ${rest.requestsPerSecond} req/s (${rest.cpuPerRequest} µs); MCP 2025-11-25 ${rateShare(legacy, rest)}% of REST req/s (${legacy.cpuPerRequest} µs, REST/MCP CPU ${cpuShare(legacy, rest)}); MCP 2026-07-28 ${rateShare(modern, rest)}% (${modern.cpuPerRequest} µs, REST/MCP CPU ${cpuShare(modern, rest)})`,
   );
   console.log(
     ['upcoming events, MCP tools/call on each era against the bearer REST read:', ...lines].join('\n'),

@@ -258,6 +258,19 @@ export async function load(name: string, options: autocannon.Options, pid?: numb
   };
 }
 
+/** A row's req/s as a percentage of its reference row's in the same round. */
+export const rateShare = (row: Figures, reference: Figures): number =>
+  Math.round((100 * row.requestsPerSecond) / reference.requestsPerSecond);
+
+/**
+ * The reference row's server CPU a request over the row's, as a percentage: the reading that holds
+ * when other work takes the core.
+ */
+export const cpuShare = (row: Figures, reference: Figures): string =>
+  row.cpuPerRequest && reference.cpuPerRequest
+    ? `${Math.round((100 * reference.cpuPerRequest) / row.cpuPerRequest)}%`
+    : '?';
+
 /**
  * Each row's "vs baseline" is against the last of `baselines` above it (the first one for rows before
  * any); with no baselines (the research rows, which have no hello world to compare with) no such column.

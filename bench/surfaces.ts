@@ -1,7 +1,7 @@
 // The activity read: one bearer operation on its three surfaces, on one server, in interleaved
 // rounds: REST GET /api/activity/me, MCP tools/call ic_activity_get_recent and A2A tasks/send of the
 // same capability, same token, same arguments. BENCH_ONLY=surfaces runs it alone; the full run too.
-import { type Figures, load, mcpToolCall, report } from './support.ts';
+import { cpuShare, type Figures, load, mcpToolCall, rateShare, report } from './support.ts';
 
 const ROUNDS = Number(process.env.BENCH_SURFACE_ROUNDS ?? 3);
 const LIMIT = 5;
@@ -98,15 +98,9 @@ export function reportSurfaces(rounds: SurfaceRound[]): void {
 
 /** Each round's MCP and A2A against its REST row: req/s share (the target) and server CPU. */
 function surfaceSummary(rounds: SurfaceRound[]): string {
-  const share = (row: Figures, rest: Figures) =>
-    Math.round((100 * row.requestsPerSecond) / rest.requestsPerSecond);
-  const cpuShare = (row: Figures, rest: Figures) =>
-    row.cpuPerRequest && rest.cpuPerRequest
-      ? `${Math.round((100 * rest.cpuPerRequest) / row.cpuPerRequest)}%`
-      : '?';
   const lines = rounds.map(
     ({ rest, mcp, a2a }, index) =>
-      `  round ${index + 1}: REST ${rest.requestsPerSecond} req/s (${rest.cpuPerRequest} µs); MCP ${share(mcp, rest)}% of REST req/s (${mcp.cpuPerRequest} µs, REST/MCP CPU ${cpuShare(mcp, rest)}); A2A ${share(a2a, rest)}% (${a2a.cpuPerRequest} µs, REST/A2A CPU ${cpuShare(a2a, rest)})`,
+      `  round ${index + 1}: REST ${rest.requestsPerSecond} req/s (${rest.cpuPerRequest} µs); MCP ${rateShare(mcp, rest)}% of REST req/s (${mcp.cpuPerRequest} µs, REST/MCP CPU ${cpuShare(mcp, rest)}); A2A ${rateShare(a2a, rest)}% (${a2a.cpuPerRequest} µs, REST/A2A CPU ${cpuShare(a2a, rest)})`,
   );
   return ['surfaces, one bearer read (targets: MCP >= 50%, A2A >= 60% of REST):', ...lines].join('\n');
 }
