@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { takeLease } from './leases.ts';
 import type { Executor } from './schema.ts';
 
 // The weekly commit leaderboard: each opted-in member's count and rank per ISO week (table
@@ -112,18 +112,5 @@ export const leaderboard = {
    * Leases the scheduled run until `until` if the last lease ended by `now`: one conditional update
    * only one instance can win.
    */
-  async leaseRun(executor: Executor, now: number, until: number): Promise<boolean> {
-    await executor
-      .insertInto('settings')
-      .values({ key: LEASE_KEY, value: '0' })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const claimed = await executor
-      .updateTable('settings')
-      .set({ value: String(until) })
-      .where('key', '=', LEASE_KEY)
-      .where(sql<number>`cast(value as bigint)`, '<=', now)
-      .executeTakeFirst();
-    return Number(claimed.numUpdatedRows) === 1;
-  },
+  leaseRun: (executor: Executor, now: number, until: number) => takeLease(executor, LEASE_KEY, now, until),
 };

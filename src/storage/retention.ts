@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { onPostgres } from './engine/prepared.ts';
+import { releaseLease, renewLease, takeLease } from './leases.ts';
 import type { Executor } from './schema.ts';
 
 // The retention sweep's SQL: for each kind of record, the rows past their window, deleted a batch
@@ -101,43 +102,13 @@ export const retention = {
     return total;
   },
 
-  /**
-   * Takes the sweep's lease until `until` if the last holder's ended by `now`: one conditional
-   * update, which only one instance can win. The holder is known by its `until`.
-   */
-  async takeLease(executor: Executor, now: number, until: number): Promise<boolean> {
-    await executor
-      .insertInto('settings')
-      .values({ key: LEASE_KEY, value: '0' })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const taken = await executor
-      .updateTable('settings')
-      .set({ value: String(until) })
-      .where('key', '=', LEASE_KEY)
-      .where(sql<number>`cast(value as bigint)`, '<=', now)
-      .executeTakeFirst();
-    return Number(taken.numUpdatedRows) === 1;
-  },
+  /** Takes the sweep's lease (storage/leases.ts). */
+  takeLease: (executor: Executor, now: number, until: number) => takeLease(executor, LEASE_KEY, now, until),
 
-  /** Moves the holder's lease from `held` to `until`; false when it is no longer held (it ran out). */
-  async renewLease(executor: Executor, held: number, until: number): Promise<boolean> {
-    const renewed = await executor
-      .updateTable('settings')
-      .set({ value: String(until) })
-      .where('key', '=', LEASE_KEY)
-      .where('value', '=', String(held))
-      .executeTakeFirst();
-    return Number(renewed.numUpdatedRows) === 1;
-  },
+  /** Moves the sweep's lease from `held` to `until`; false when it ran out. */
+  renewLease: (executor: Executor, held: number, until: number) =>
+    renewLease(executor, LEASE_KEY, held, until),
 
-  /** Ends the holder's lease at once, so the next sweep need not wait for it to run out. */
-  async releaseLease(executor: Executor, held: number): Promise<void> {
-    await executor
-      .updateTable('settings')
-      .set({ value: '0' })
-      .where('key', '=', LEASE_KEY)
-      .where('value', '=', String(held))
-      .execute();
-  },
+  /** Ends the sweep's lease at once. */
+  releaseLease: (executor: Executor, held: number) => releaseLease(executor, LEASE_KEY, held),
 };
