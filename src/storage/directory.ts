@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
+import { rankCandidates } from './engine/bounded-bm25.ts';
 import { onPostgres } from './engine/prepared.ts';
 import type { Executor, MemberProfilesTable } from './schema.ts';
 
 // The members' directory: their profiles (table member_profiles) and its full-text index (the
 // embedded engine's directory_fts; on PostgreSQL the profile's search_text column).
 
-/** How many of a search's matches PostgreSQL ranks at most (pages of a search end there). */
+/** How many of a search's matches an engine ranks at most (pages of a search end there). */
 export const MATCH_CANDIDATES = 500;
 
 /** A profile's columns but the member it belongs to. */
@@ -18,6 +19,51 @@ export interface SearchEntry {
   bio: string;
   skills: string;
   projects: string;
+}
+
+/**
+ * The embedded engine's matching(). bm25() counts every row holding each word before it ranks any,
+ * so the index is first asked, lazily, for up to `candidates` rows holding the words whole, then as
+ * prefixes: where either fills the candidates (a common word) those are ranked by their own text
+ * (engine/bounded-bm25.ts), bounded whatever the directory's size; otherwise every match is ranked
+ * by bm25() as the index holds them, a bounded count.
+ */
+async function matchingEmbedded(
+  executor: Executor,
+  words: readonly string[],
+  limit: number,
+  offset: number,
+  candidates: number,
+): Promise<string[]> {
+  for (const prefix of [false, true]) {
+    const match = words.map((w) => `"${w}"${prefix ? '*' : ''}`).join(' ');
+    const found = await sql<{
+      member_id: string;
+      name: string;
+      bio: string;
+      skills: string;
+      projects: string;
+    }>`select member_id, name, bio, skills, projects from directory_fts where directory_fts match ${match} limit ${candidates}`.execute(
+      executor,
+    );
+    if (found.rows.length < candidates) continue;
+    const ranked = rankCandidates(
+      found.rows.map((row) => ({
+        id: row.member_id,
+        columns: [row.name, row.bio, row.skills, row.projects],
+      })),
+      words,
+      prefix,
+    );
+    return ranked.slice(offset, offset + limit);
+  }
+  const match = words.map((w) => `"${w}"*`).join(' ');
+  const rows = await sql<{
+    member_id: string;
+  }>`select member_id from (select member_id, bm25(directory_fts) as score from directory_fts where directory_fts match ${match}) order by score, member_id limit ${limit} offset ${offset}`.execute(
+    executor,
+  );
+  return rows.rows.map((row) => row.member_id);
 }
 
 export const directory = {
@@ -94,8 +140,9 @@ export const directory = {
    * The ids of members whose entry holds every word as a prefix, best match first (bm25 on the
    * embedded engine, ts_rank on PostgreSQL; ties by id), `limit` of them from the `offset`th. The
    * words are letters and digits only: the caller drops everything else. Each engine ranks only the
-   * first `candidates` matches its full-text index finds, so a common word costs a bounded ranking; with
-   * fewer matches than that (a typical query) the answer is what ranking every match gives.
+   * first `candidates` matches its full-text index finds (the embedded engine: holding the words
+   * whole, if that many do), so a common word costs a bounded ranking; with fewer matches than that
+   * (a typical query) the answer is what ranking every match gives.
    */
   async matching(
     executor: Executor,
@@ -104,15 +151,7 @@ export const directory = {
     offset = 0,
     candidates = MATCH_CANDIDATES,
   ): Promise<string[]> {
-    if (!onPostgres(executor)) {
-      const match = words.map((w) => `"${w}"*`).join(' ');
-      const rows = await sql<{
-        member_id: string;
-      }>`select member_id from (select member_id, bm25(directory_fts) as score from directory_fts where directory_fts match ${match} limit ${candidates}) order by score, member_id limit ${limit} offset ${offset}`.execute(
-        executor,
-      );
-      return rows.rows.map((row) => row.member_id);
-    }
+    if (!onPostgres(executor)) return matchingEmbedded(executor, words, limit, offset, candidates);
     const rows = await directory.matchingOnPostgres(words, limit, offset, candidates).execute(executor);
     return rows.rows.map((row) => row.member_id);
   },
