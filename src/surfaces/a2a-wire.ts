@@ -104,7 +104,9 @@ export function renderMessage(version: A2aVersion, reply: Reply) {
 
 /** What SendMessage / message/send answers: 1.0 wraps it in `task` or `message`, 0.3 does not. */
 export function sendResult(version: A2aVersion, kind: 'task' | 'message', value: unknown) {
-  return version === LEGACY_VERSION ? value : { [kind]: value };
+  if (version === LEGACY_VERSION) return value;
+  // Two plain literals rather than `{ [kind]: value }`: V8 may define a computed key in its runtime.
+  return kind === 'task' ? { task: value } : { message: value };
 }
 
 export interface IncomingParts {
