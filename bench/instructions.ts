@@ -72,6 +72,10 @@ const SIGNED_PER_COUNT = Number(process.env.BENCH_INSTRUCTION_SIGNED_REQUESTS ??
 // Names for the code V8 compiles, from its perf map. Off by default: in both runs with the map, the
 // service's JIT took a course native runs of the same load never show (docs/benchmarks.md).
 const NAMES = process.env.BENCH_INSTRUCTION_NAMES === '1';
+/** Literal keys a request in V8's runtime past which a server's process is in the tick state. */
+const TICK_STATE_KEYS = 10;
+/** How many times a server in the tick state is started again before its counts are taken as they are. */
+const RESTARTS = Number(process.env.BENCH_INSTRUCTION_RESTARTS ?? 3);
 // Under callgrind a server answers a few hundred to a thousand requests a second: ten connections
 // keep it busy.
 const CONNECTIONS = 10;
@@ -384,24 +388,23 @@ function probe(row: Row): string {
 const medianOf = (row: Row) => median(row.counts.map((count) => count.perRequest));
 const functionLines: string[] = [];
 try {
+  // How each server is started, so one that settles in the other V8 state can be started again.
+  const launches = new Map<Row['server'], () => Promise<Server>>();
   if (!SIGNED_ONLY) {
-    servers.set('hello', await underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/'));
-    servers.set('fastify', await underCallgrind('fastify', ['bench/fastify-floor.mjs'], {}, '/setup-check'));
+    launches.set('hello', () => underCallgrind('hello', ['bench/hello-server.mjs'], {}, '/'));
+    launches.set('fastify', () => underCallgrind('fastify', ['bench/fastify-floor.mjs'], {}, '/setup-check'));
   }
-  servers.set(
-    'service',
-    await underCallgrind(
+  launches.set('service', () =>
+    underCallgrind(
       'service',
       SIGNED_ONLY ? SIGNED_FLOOR_SERVE : ['bin/agent-commons.js', 'serve', '--no-seed'],
       env,
       '/healthz',
     ),
   );
-  if (SIGNED_ONLY) signedUrl = await signedSetupCheckUrl(servers.get('service')!.url);
   if (baseline)
-    servers.set(
-      'baseline',
-      await underCallgrind(
+    launches.set('baseline', () =>
+      underCallgrind(
         'baseline',
         [join(baseline.tree, 'bin/agent-commons.js'), 'serve', '--no-seed'],
         baseline.env,
@@ -409,6 +412,8 @@ try {
         baseline.tree,
       ),
     );
+  for (const [name, launch] of launches) servers.set(name, await launch());
+  if (SIGNED_ONLY) signedUrl = await signedSetupCheckUrl(servers.get('service')!.url);
   // A row the baseline does not serve (an MCP revision it predates, say) is counted on this tree only.
   if (baseline)
     for (const row of baselineRows) {
@@ -425,21 +430,52 @@ try {
   // are warm after a pass in which V8's helper threads (its compiler) did less than 5 % of the main
   // thread's work in every count and every count agreed with the row's last within 2 %
   // (WARM_PASSES at most).
-  const warming = new Map(rows.map((row) => [row, [] as number[]]));
-  let warm = false;
-  for (let pass = 1; pass <= WARM_PASSES && !warm; pass++) {
-    warm = pass > 1;
-    for (const [row, counts] of warming) {
-      const { perRequest, helpersPerRequest } = await count(row);
-      const previous = counts.at(-1) ?? 0;
-      counts.push(perRequest);
-      if (Math.abs(perRequest - previous) > 0.02 * perRequest || helpersPerRequest >= 0.05 * perRequest)
-        warm = false;
+  async function warmUp(warming: Row[]): Promise<Map<Row, Count[]>> {
+    const counts = new Map(warming.map((row) => [row, [] as Count[]]));
+    let warm = false;
+    for (let pass = 1; pass <= WARM_PASSES && !warm; pass++) {
+      warm = pass > 1;
+      for (const [row, made] of counts) {
+        const latest = await count(row);
+        const previous = made.at(-1)?.perRequest ?? 0;
+        made.push(latest);
+        if (
+          Math.abs(latest.perRequest - previous) > 0.02 * latest.perRequest ||
+          latest.helpersPerRequest >= 0.05 * latest.perRequest
+        )
+          warm = false;
+      }
     }
+    for (const [row, made] of counts)
+      console.log(
+        `warm: ${row.label} ${made.map((c) => c.perRequest).join(', ')} (literal keys in V8's runtime ${made.at(-1)?.runtimeLiteralKeys})`,
+      );
+    if (!warm)
+      console.log(`not settled after ${WARM_PASSES} passes: read the rounds' spread before their figures`);
+    return counts;
   }
-  for (const [row, counts] of warming) console.log(`warm: ${row.label} ${counts.join(', ')}`);
-  if (!warm)
-    console.log(`not settled after ${WARM_PASSES} passes: read the rounds' spread before their figures`);
+  // A server whose every row defines TICK_STATE_KEYS or more object-literal keys a request in V8's
+  // runtime settled with node's nextTick building its tick objects key by key (see
+  // literalKeysInRuntime): the same code in another process does not, so it is started again, up to
+  // RESTARTS times, and only processes in the same state are counted side by side.
+  let warmed = await warmUp(rows);
+  for (let restart = 1; restart <= RESTARTS; restart++) {
+    const ticking = [...launches.keys()].filter((name) => {
+      const own = [...warmed].filter(([row]) => row.server === name);
+      return (
+        own.length > 0 && own.every(([, made]) => (made.at(-1)?.runtimeLiteralKeys ?? 0) >= TICK_STATE_KEYS)
+      );
+    });
+    if (ticking.length === 0) break;
+    for (const name of ticking) {
+      console.log(
+        `${name}: settled with node's tick objects built in V8's runtime; started again (${restart} of ${RESTARTS})`,
+      );
+      await servers.get(name)!.stop();
+      servers.set(name, await launches.get(name)!());
+    }
+    warmed = new Map([...warmed, ...(await warmUp(rows.filter((row) => ticking.includes(row.server))))]);
+  }
   for (let round = 1; round <= ROUNDS; round++) {
     for (const row of rows) row.counts.push(await count(row));
     console.log(
