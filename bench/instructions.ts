@@ -463,8 +463,9 @@ try {
   }
   // A server whose every row defines TICK_STATE_KEYS or more object-literal keys a request in V8's
   // runtime settled with node's nextTick building its tick objects key by key (see
-  // literalKeysInRuntime): the same code in another process does not, so it is started again, up to
-  // RESTARTS times, and only processes in the same state are counted side by side.
+  // literalKeysInRuntime); the same code in another process may not. Where the servers counted side
+  // by side disagree, those in that state are started again (up to RESTARTS times), so that only
+  // processes in one state are compared.
   let warmed = await warmUp(rows);
   for (let restart = 1; restart <= RESTARTS; restart++) {
     const ticking = [...launches.keys()].filter((name) => {
@@ -473,7 +474,7 @@ try {
         own.length > 0 && own.every(([, made]) => (made.at(-1)?.runtimeLiteralKeys ?? 0) >= TICK_STATE_KEYS)
       );
     });
-    if (ticking.length === 0) break;
+    if (ticking.length === 0 || ticking.length === launches.size) break;
     for (const name of ticking) {
       console.log(
         `${name}: settled with node's tick objects built in V8's runtime; started again (${restart} of ${RESTARTS})`,
@@ -483,6 +484,10 @@ try {
     }
     warmed = new Map([...warmed, ...(await warmUp(rows.filter((row) => ticking.includes(row.server))))]);
   }
+  if ([...warmed].some(([, made]) => (made.at(-1)?.runtimeLiteralKeys ?? 0) >= TICK_STATE_KEYS))
+    console.log(
+      "some rows count node's tick objects built in V8's runtime: compare only rows whose keys agree",
+    );
   for (let round = 1; round <= ROUNDS; round++) {
     for (const row of rows) row.counts.push(await count(row));
     console.log(
