@@ -25,8 +25,8 @@ export interface SearchEntry {
  * The embedded engine's matching(). bm25() counts every row holding each word before it ranks any,
  * so the index is first asked, lazily, for up to `candidates` rows holding the words whole, then as
  * prefixes: where either fills the candidates (a common word) those are ranked by their own text
- * (engine/bounded-bm25.ts), bounded whatever the directory's size; otherwise every match is ranked
- * by bm25() as the index holds them, a bounded count.
+ * (engine/bounded-bm25.ts), bounded whatever the directory's size, and every whole-word holder is
+ * among them; otherwise every match is ranked by bm25() as the index holds them, a bounded count.
  */
 async function matchingEmbedded(
   executor: Executor,
@@ -35,7 +35,7 @@ async function matchingEmbedded(
   offset: number,
   candidates: number,
 ): Promise<string[]> {
-  for (const prefix of [false, true]) {
+  const candidatesMatching = async (prefix: boolean) => {
     const match = words.map((w) => `"${w}"${prefix ? '*' : ''}`).join(' ');
     const found = await sql<{
       member_id: string;
@@ -46,16 +46,19 @@ async function matchingEmbedded(
     }>`select member_id, name, bio, skills, projects from directory_fts where directory_fts match ${match} limit ${candidates}`.execute(
       executor,
     );
-    if (found.rows.length < candidates) continue;
-    const ranked = rankCandidates(
-      found.rows.map((row) => ({
-        id: row.member_id,
-        columns: [row.name, row.bio, row.skills, row.projects],
-      })),
-      words,
-      prefix,
-    );
-    return ranked.slice(offset, offset + limit);
+    return found.rows.map((row) => ({
+      id: row.member_id,
+      columns: [row.name, row.bio, row.skills, row.projects],
+    }));
+  };
+  const whole = await candidatesMatching(false);
+  if (whole.length >= candidates) return rankCandidates(whole, words, false).slice(offset, offset + limit);
+  const byPrefix = await candidatesMatching(true);
+  if (byPrefix.length >= candidates) {
+    // Every whole-word holder stays a candidate; prefix holders fill the rest.
+    const ids = new Set(whole.map((candidate) => candidate.id));
+    const filled = [...whole, ...byPrefix.filter((candidate) => !ids.has(candidate.id))].slice(0, candidates);
+    return rankCandidates(filled, words, true).slice(offset, offset + limit);
   }
   const match = words.map((w) => `"${w}"*`).join(' ');
   const rows = await sql<{

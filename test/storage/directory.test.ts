@@ -116,6 +116,20 @@ for (const engine of engines) {
       assert.equal((await directory.matching(storage.db, ['tinker'], 10, 0, 3)).length, 3);
     });
 
+    test('where prefix holders fill the candidates, a whole-word holder found later is still ranked', async () => {
+      for (const [name, bio] of [
+        ['Ga', 'gardening'],
+        ['Gb', 'gardener'],
+        ['Gc', 'gardens'],
+      ])
+        await save(await storage.member(name), bio);
+      const whole = await storage.member('Gd');
+      await save(whole, 'garden');
+      const ranked = await directory.matching(storage.db, ['garden'], 10, 0, 3);
+      assert.equal(ranked.length, 3);
+      if (engine.name === 'sqlite') assert.ok(ranked.includes(whole));
+    });
+
     test('matching finds every word as a prefix, among listed members only', async () => {
       const found = await directory.matching(storage.db, ['bee', 'keep'], 10);
       assert.equal(found.length, 2);
