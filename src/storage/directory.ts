@@ -35,8 +35,10 @@ async function matchingEmbedded(
   offset: number,
   candidates: number,
 ): Promise<string[]> {
+  // Each word quoted (no query syntax reaches the engine), whole or as a prefix.
+  const matchOf = (prefix: boolean) => words.map((w) => `"${w}"${prefix ? '*' : ''}`).join(' ');
   const candidatesMatching = async (prefix: boolean) => {
-    const match = words.map((w) => `"${w}"${prefix ? '*' : ''}`).join(' ');
+    const match = matchOf(prefix);
     const found = await sql<{
       member_id: string;
       name: string;
@@ -60,10 +62,9 @@ async function matchingEmbedded(
     const filled = [...whole, ...byPrefix.filter((candidate) => !ids.has(candidate.id))].slice(0, candidates);
     return rankCandidates(filled, words, true).slice(offset, offset + limit);
   }
-  const match = words.map((w) => `"${w}"*`).join(' ');
   const rows = await sql<{
     member_id: string;
-  }>`select member_id from (select member_id, bm25(directory_fts) as score from directory_fts where directory_fts match ${match}) order by score, member_id limit ${limit} offset ${offset}`.execute(
+  }>`select member_id from (select member_id, bm25(directory_fts) as score from directory_fts where directory_fts match ${matchOf(true)}) order by score, member_id limit ${limit} offset ${offset}`.execute(
     executor,
   );
   return rows.rows.map((row) => row.member_id);
