@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { acceptRequestId, compileProxyTrust, type ProxyTrust } from './http/client.ts';
+import { acceptRequestId, compileProxyTrust, type ProxyTrust, trustsNoProxy } from './http/client.ts';
 import { capConnectionsPerAddress } from './http/connection-cap.ts';
 import { registerCors } from './http/cors.ts';
 import { readJson } from './http/json-body.ts';
 import { keepRawBodies } from './http/raw-body.ts';
-import { requestLogger } from './http/request-logger.ts';
+import { RequestLines, requestLogger } from './http/request-logger.ts';
 import { closeUnusedConnectionsWithIdle } from './http/unused-connections.ts';
 import { checkRegistry, OPERATIONS } from './operations/registry.ts';
 import type { Deps } from './operations/services.ts';
@@ -89,6 +89,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   const operations = [...OPERATIONS, ...(options.extraOperations ?? [])];
   checkRegistry(operations);
   const loggerOption = options.logger ?? { level: deps.config.logLevel };
+  const logLevel = typeof loggerOption === 'object' ? loggerOption.level : deps.config.logLevel;
   // One rule for the client address, read by Fastify's request.ip and by the connection cap alike.
   const trust = compileProxyTrust(deps.config.trustProxy);
   const app = Fastify({
@@ -98,7 +99,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
       loggerOption === false
         ? false
         : {
-            level: typeof loggerOption === 'object' ? loggerOption.level : deps.config.logLevel,
+            level: logLevel,
             stream: typeof loggerOption === 'object' ? loggerOption.stream : undefined,
             // Only method and path: query strings carry device codes and research text, headers carry tokens.
             serializers: {
@@ -108,7 +109,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     // A request's logger becomes pino's child only when it logs a line (src/http/request-logger.ts);
     // with no log, Fastify's own factory hands every request the silent logger itself.
     childLoggerFactory: loggerOption === false ? undefined : requestLogger,
-    trustProxy: trust,
+    logController: new RequestLines(logLevel),
+    // Trusting no proxy, Fastify reads the socket's address as it is, rather than walking an
+    // X-Forwarded-For list through a rule that trusts no entry of it (the same client, for less).
+    trustProxy: trustsNoProxy(deps.config.trustProxy) ? false : trust,
     requestIdHeader: false,
     genReqId: (request) => acceptRequestId(request.headers['x-request-id']) ?? randomUUID(),
     bodyLimit: deps.config.defaultBodyLimit,

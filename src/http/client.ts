@@ -31,6 +31,11 @@ export function compileProxyTrust(trusted: TrustedProxies): ProxyTrust {
   return (_address, hop) => hop < hops;
 }
 
+/** Whether no proxy is trusted (`TRUST_PROXY` unset, false or 0): the socket's peer is the client. */
+export function trustsNoProxy(trusted: TrustedProxies): boolean {
+  return 'hops' in trusted && trusted.hops === 0;
+}
+
 /**
  * The client's address: walking `X-Forwarded-For` from the right, the first address that is not a
  * trusted proxy (the socket's peer when that one is not). Entries left of it are the client's own
@@ -44,6 +49,8 @@ export function clientAddress(request: IncomingMessage, trust: ProxyTrust): stri
 /** IPv6 clients are keyed by their /64 (`2001:db8:0:1::/64`): one host usually holds a whole prefix. */
 export function rateKeyForIp(ip: string | undefined): string {
   if (typeof ip !== 'string' || ip.length === 0) return UNKNOWN_CLIENT;
+  // Every IPv6 address has a colon: an IPv4 client is its own key without node's address regexps.
+  if (!ip.includes(':')) return ip;
   if (isIP(ip) !== 6 || !ipaddr.IPv6.isValid(ip)) return ip;
   const address = ipaddr.IPv6.parse(ip);
   if (address.isIPv4MappedAddress()) return address.toIPv4Address().toString();

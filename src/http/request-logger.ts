@@ -1,5 +1,6 @@
-// A request's logger, made for every request Fastify routes (its `childLoggerFactory`).
-import type { FastifyBaseLogger } from 'fastify';
+// A request's logger, made for every request Fastify routes (its `childLoggerFactory`), and the
+// lines Fastify logs of every request (its `logController`).
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 
 type ChildLoggerOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
 
@@ -86,4 +87,34 @@ export function requestLogger(
   if (options.level || options.serializers || typeof (logger as ParentLogger).isLevelEnabled !== 'function')
     return logger.child(bindings, options);
   return new RequestLogger(logger as ParentLogger, bindings);
+}
+
+/** The pino levels at which an `info` line is written. */
+const INFO_WRITTEN = new Set(['trace', 'debug', 'info']);
+
+/**
+ * Fastify's per-request lines ("incoming request", "request completed", both at info), built only
+ * when the configured level writes them: Fastify builds each line's fields (the response time
+ * among them) before asking the logger, for every request, even where the line is then dropped.
+ * An errored request's line (at error) is logged at every level, as Fastify's own controller does.
+ */
+export class RequestLines extends LogController {
+  private readonly infoWritten: boolean;
+  constructor(level: string) {
+    super();
+    this.infoWritten = INFO_WRITTEN.has(level);
+  }
+
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>) {
+    if (this.infoWritten) super.incomingRequest(request, reply, metadata);
+  }
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    metadata?: Record<string, unknown>,
+  ) {
+    if (error || this.infoWritten) super.requestCompleted(error, request, reply, metadata);
+  }
 }

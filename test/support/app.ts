@@ -103,8 +103,9 @@ export interface TestAppOptions {
   limits?: Partial<Limits>;
   config?: Partial<Config>;
   extraOperations?: Operation[];
-  /** Capture the app's log lines here, at the most verbose level. */
+  /** Capture the app's log lines here, at the most verbose level unless `logLevel` says otherwise. */
   logStream?: NodeJS.WritableStream;
+  logLevel?: string;
   /** Reuse an existing database instead of a fresh one. */
   database?: TestDatabase;
   /** Listen on this held port (a test that registers the app's URL elsewhere first); default: one from listen(0). */
@@ -139,7 +140,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const boot = async () => {
     deps = await createDeps(config, { clock });
     app = await buildApp(deps, {
-      logger: options.logStream ? { level: 'trace', stream: options.logStream } : false,
+      logger: options.logStream ? { level: options.logLevel ?? 'trace', stream: options.logStream } : false,
       extraOperations: options.extraOperations,
     });
     options.extend?.(app, deps);
