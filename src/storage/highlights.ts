@@ -235,7 +235,9 @@ export const highlights = {
     const query = executor
       .selectFrom('highlights')
       .select(['id', 'story', 'submitted_at', 'decided_at'])
-      .where('status', '=', 'active');
+      .where('status', '=', 'active')
+      // Every decided story has its time; the index of decided stories holds only those.
+      .where('decided_at', 'is not', null);
     return pageOf(query, { time: 'decided_at', id: 'id', direction: 'desc' }, page);
   },
 

@@ -22,6 +22,7 @@ import { retentionIndexes } from './migrations/0019-retention-indexes.ts';
 import { dashboardRollups } from './migrations/0020-dashboard-rollups.ts';
 import { listIndexes } from './migrations/0021-list-indexes.ts';
 import { signInLinkBrowsers } from './migrations/0022-sign-in-link-browsers.ts';
+import { writeTimeIndexes } from './migrations/0023-write-time-indexes.ts';
 
 /**
  * Every migration in the order it runs, keyed by the name Kysely records for it in
@@ -55,6 +56,7 @@ export const MIGRATIONS: readonly (readonly [recordedName: string, migration: Mi
   ['0021_dashboard_rollups', dashboardRollups],
   ['0022_list_indexes', listIndexes],
   ['0023_sign_in_link_browsers', signInLinkBrowsers],
+  ['0024_write_time_indexes', writeTimeIndexes],
 ];
 
 const migrations: Record<string, Migration> = Object.fromEntries(MIGRATIONS);

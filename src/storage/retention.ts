@@ -1,11 +1,12 @@
 import { type RawBuilder, sql } from 'kysely';
+import { activityIdPrefix } from './activity.ts';
 import { onPostgres } from './engine/prepared.ts';
 import { releaseLease, renewLease, takeLease } from './leases.ts';
 import type { Executor } from './schema.ts';
 
 // The retention sweep's SQL: for each kind of record, the rows past their window, deleted a batch
 // at a time by primary key, each batch picked through an index on the time it is counted from
-// (migration retention-indexes), oldest first; and the sweep's lease (a row of settings), so one
+// (migration retention-indexes; for activity, its primary key), oldest first; and the sweep's lease (a row of settings), so one
 // instance sweeps at a time.
 
 export const RETENTION_KINDS = [
@@ -30,11 +31,15 @@ interface Part {
   table: string;
   key: readonly string[];
   time: string;
+  /** The cut-off as `time` holds it, where that column is not epoch ms. */
+  cutoffOf?: (ms: number) => string;
   only?: RawBuilder<unknown>;
 }
 
 const PARTS: Record<RetentionKind, readonly Part[]> = {
-  activity: [{ table: 'activity', key: ['id'], time: 'at' }],
+  // An id begins with its call's time, fixed width (storage/activity.ts): ids before the cut-off's
+  // prefix are the calls before it, and the primary key is the time index.
+  activity: [{ table: 'activity', key: ['id'], time: 'id', cutoffOf: activityIdPrefix }],
   // Ids are never reused: event_log_heads keeps each reader's last id whatever is deleted here.
   eventLog: [{ table: 'event_log', key: ['recipient_id', 'id'], time: 'at' }],
   deviceGrants: [{ table: 'device_grants', key: ['id'], time: 'expires_at', only: sql`status <> 'pending'` }],
@@ -56,7 +61,7 @@ const PARTS: Record<RetentionKind, readonly Part[]> = {
 const LEASE_KEY = 'retention_sweep_lease';
 
 function due(part: Part, cutoff: number): RawBuilder<unknown> {
-  const before = sql`${sql.ref(part.time)} < ${cutoff}`;
+  const before = sql`${sql.ref(part.time)} < ${part.cutoffOf ? part.cutoffOf(cutoff) : cutoff}`;
   return part.only ? sql`${before} and ${part.only}` : before;
 }
 

@@ -1,6 +1,7 @@
 // Rows of every kind the retention sweep deletes, written straight into the tables: each with the
 // time its window counts from and the state that makes it finished or still live.
 import { randomUUID } from 'node:crypto';
+import { activityIdPrefix } from '../../src/storage/activity.ts';
 import type { Executor } from '../../src/storage/schema.ts';
 
 const id = () => randomUUID();
@@ -12,7 +13,8 @@ export async function writeRow(db: Executor, kind: string, memberId: string, at:
       return db
         .insertInto('activity')
         .values({
-          id: id(),
+          // As the service writes them: the id begins with the call's time.
+          id: `${activityIdPrefix(at)}${id().slice(0, 10)}`,
           member_id: memberId,
           at,
           operation: 'getMe',
