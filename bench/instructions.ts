@@ -28,8 +28,8 @@
 // its baseline; BENCH_INSTRUCTION_NAMES=1 names the JavaScript functions among them; BENCH_BASELINE,
 // a revision to count beside this tree; BENCH_INSTRUCTION_MATCH, a regular expression the service
 // rows counted must match (all by default); BENCH_INSTRUCTION_ROWS=signed, the signed-request rows
-// instead). A run takes 12 to 15 minutes, about twice that with a baseline;
-// BENCH_INSTRUCTION_ROUNDS=2 shortens it.
+// instead; BENCH_INSTRUCTION_KEEP=1 keeps the dumps). A run takes 12 to 15 minutes, about twice
+// that with a baseline; BENCH_INSTRUCTION_ROUNDS=2 shortens it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -512,7 +512,10 @@ try {
     if (NAMES) rmSync(`/tmp/perf-${server.child.pid}.map`, { force: true });
   }
   if (baseline) execFileSync('git', ['worktree', 'remove', '--force', baseline.tree], { stdio: 'ignore' });
-  rmSync(dir, { recursive: true, force: true });
+  // BENCH_INSTRUCTION_KEEP=1 keeps the run's folder, its callgrind dumps among it, for
+  // `callgrind_annotate --tree=caller` on a function the lists below name.
+  if (process.env.BENCH_INSTRUCTION_KEEP === '1') console.log(`the run's folder is kept: ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
 }
 
 /**
