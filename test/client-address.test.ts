@@ -172,3 +172,29 @@ describe('per-IP limits hold against a spoofed X-Forwarded-For', () => {
     assert.deepEqual(statuses, [...Array(3).fill(201), ...Array(5).fill(429)]);
   });
 });
+
+describe('with no proxy trusted (the default), the socket peer is the client', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({
+      limits: { anonymousPerMinute: 3 },
+      extend: (app) => app.get('/test/client-ip', async (request) => request.ip),
+    });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  test('X-Forwarded-For changes neither request.ip nor the per-IP limit', async () => {
+    const port = Number(new URL(t.baseUrl).port);
+    const seen = await send(port, '127.0.0.5', 'GET', '/test/client-ip', { 'x-forwarded-for': spoofed() });
+    assert.equal(seen.text, '127.0.0.5');
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++)
+      statuses.push(
+        (await send(port, '127.0.0.6', 'GET', '/api/events/upcoming', { 'x-forwarded-for': spoofed() }))
+          .status,
+      );
+    assert.deepEqual(statuses, [...Array(3).fill(200), ...Array(2).fill(429)]);
+  });
+});

@@ -44,16 +44,20 @@ for (const [level, expected] of [
 ] as const)
   test(`at ${level}, Fastify's lines of a request: ${expected.join(', ') || 'none'}`, async () => {
     const stream = new PassThrough();
-    const lines: { msg: string }[] = [];
+    let log = '';
     stream.on('data', (chunk) => {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+      log += chunk.toString();
     });
     const t = await startTestApp({ logStream: stream, logLevel: level });
     try {
       await t.call('GET', '/api/events/upcoming');
       await t.call('GET', '/api/agent/setup-check', { token: `agt_${'x'.repeat(43)}` });
       await new Promise((resolve) => setImmediate(resolve));
-      const messages = lines.map((line) => line.msg).filter((msg) => !msg.startsWith('Server listening'));
+      const messages = log
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { msg: string }).msg)
+        .filter((msg) => !msg.startsWith('Server listening'));
       assert.deepEqual(messages, [...expected, ...expected]);
     } finally {
       await t.close();
