@@ -113,6 +113,16 @@ async function checkOutBaseline(revision: string) {
 const baseline = BASELINE ? await checkOutBaseline(BASELINE) : undefined;
 
 /**
+ * V8 optimizes on helper threads and installs the code whenever the main thread next looks; valgrind
+ * runs one thread at a time, so what a process has compiled when, and the state its hot functions
+ * settle in, moves with the scheduling (docs/benchmarks.md: in a bare loop of node's nextTick, the
+ * keys its tick object defined in V8's runtime ranged tenfold across runs, and were the same in
+ * every run optimized on the main thread). BENCH_INSTRUCTION_CONCURRENT_COMPILE=1 keeps V8's default.
+ */
+const COMPILE_FLAGS =
+  process.env.BENCH_INSTRUCTION_CONCURRENT_COMPILE === '1' ? [] : ['--no-concurrent-recompilation'];
+
+/**
  * A server under callgrind, one dump file a thread. V8 writes code into its heap, which valgrind must
  * check for changes (--smc-check). `cwd`: the tree it is served from (this one by default).
  */
@@ -138,7 +148,7 @@ async function underCallgrind(
     `--logfile=${join(dir, `${name}-v8.log`)}`,
     '--no-logfile-per-isolate',
   ];
-  const node = NAMES ? [...logged, ...args] : args;
+  const node = [...COMPILE_FLAGS, ...(NAMES ? logged : []), ...args];
   const here = process.cwd();
   // The server is spawned in the tree it serves, so what it reads by relative path is that tree's.
   if (cwd) process.chdir(cwd);
