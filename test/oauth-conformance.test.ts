@@ -70,18 +70,28 @@ async function runSuite(t: TestApp, browser: Browser, clientId: string, port: nu
       stderr += chunk;
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const authorizationUrl = await new Promise<string>((resolve, reject) => {
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        stdout += chunk;
-        const line = stdout
-          .split('\n')
-          .find((candidate) => candidate.startsWith(`${t.baseUrl}/oauth/authorize?`));
-        if (line) resolve(line.trim());
+    // The suite asks to authorize and starts its callback listener side by side: the redirect is
+    // followed only once it says the listener is up, or the browser can reach the port first.
+    const printed = (what: string, find: (line: string) => boolean) =>
+      new Promise<string>((resolve, reject) => {
+        const look = () => {
+          const line = stdout.split('\n').find(find);
+          if (line) resolve(line.trim());
+        };
+        child.stdout.on('data', look);
+        look();
+        exited.then(() => reject(new Error(`the suite ended without ${what}:\n${stdout}\n${stderr}`)));
       });
-      exited.then(() =>
-        reject(new Error(`the suite ended without asking to authorize:\n${stdout}\n${stderr}`)),
-      );
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
     });
+    const listening = printed('starting its callback listener', (line) =>
+      line.startsWith(`Callback server started: http://127.0.0.1:${port}`),
+    );
+    listening.catch(() => undefined); // awaited below; a failure before then is the test's own
+    const authorizationUrl = await printed('asking to authorize', (line) =>
+      line.startsWith(`${t.baseUrl}/oauth/authorize?`),
+    );
     const url = new URL(authorizationUrl);
     const started = await browser.request('GET', url.pathname + url.search);
     assert.equal(started.status, 303, started.text);
@@ -94,6 +104,7 @@ async function runSuite(t: TestApp, browser: Browser, clientId: string, port: nu
     assert.equal(decided.status, 303, decided.text);
     const callback = decided.headers.get('location')!;
     assert.ok(callback.startsWith(`http://127.0.0.1:${port}/callback?`), callback);
+    await listening;
     assert.equal((await fetch(callback)).status, 200);
     const code = await exited;
     return { code, stdout, stderr, checks: checksUnder(output) };
