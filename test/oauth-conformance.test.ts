@@ -72,19 +72,23 @@ async function runSuite(t: TestApp, browser: Browser, clientId: string, port: nu
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     // The suite asks to authorize and starts its callback listener side by side: the redirect is
     // followed only once it says the listener is up, or the browser can reach the port first.
+    const lookers = new Set<() => void>();
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      for (const look of lookers) look();
+    });
     const printed = (what: string, find: (line: string) => boolean) =>
       new Promise<string>((resolve, reject) => {
         const look = () => {
           const line = stdout.split('\n').find(find);
-          if (line) resolve(line.trim());
+          if (!line) return;
+          lookers.delete(look);
+          resolve(line.trim());
         };
-        child.stdout.on('data', look);
+        lookers.add(look);
         look();
         exited.then(() => reject(new Error(`the suite ended without ${what}:\n${stdout}\n${stderr}`)));
       });
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
     const listening = printed('starting its callback listener', (line) =>
       line.startsWith(`Callback server started: http://127.0.0.1:${port}`),
     );
